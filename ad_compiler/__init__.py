@@ -1,0 +1,1 @@
+"""ad_compiler: source-to-source automatic differentiation of NumPy code."""

@@ -1,0 +1,183 @@
+"""The derivative-rule registry: the mechanism only, no rules.
+
+A primitive is declared once, in the module of its family (``ops/elementwise.py``
+...), with everything the compiler knows about it::
+
+    primitive(
+        "sin",
+        emit="np.sin({0})",                      # codegen template; {0} {1} inputs, {axis} params
+        infer=same_type,                         # (*input_types, **params) -> AType
+        vjp=lambda b, ct, out, x: (b.mul(ct, b.cos(x)),),
+        jvp=lambda b, t, out, x: b.mul(t[0], b.cos(x)),
+        examples=[ex((3,)), ex((2, 3))],         # inputs the registry test checks
+        aliases=(np.sin, math.sin),              # objects that call it with the same inputs
+    )
+
+Rules emit IR through the builder ``b``, so an adjoint is ordinary IR that can
+be optimised and differentiated again. A VJP returns one cotangent per input,
+``None`` meaning a (symbolic) zero: ``vjp(b, ct, out, *inputs, **params)``.
+A JVP, ``jvp(b, tangents, out, *inputs, **params)``, receives a tuple with one
+tangent per input (``None`` for zero) and returns the output's tangent (or
+``None``).
+
+``examples`` feed the registry-driven gradient test (tests/ops): each is
+``ex(*inputs, **params)`` where an input is a shape (a float64 array sampled
+from the primitive's ``domain``), the type ``float`` (a Python float), or a
+concrete ndarray used as given (index arrays, masks).
+
+Calls in user code find their primitive through *lowerings*: a lowering is a
+function ``lower(b, *args, **kwargs)`` that receives IR values for dynamic
+arguments and plain Python values for static ones (axis=, shapes, ...) and
+emits ops through ``b``. ``aliases=`` registers the trivial lowering; functions
+with static keyword arguments (``np.sum(x, axis=1)``) register their own with
+:func:`lowering`. Methods of arrays/Tensors (``x.sum()``, ``x.T``) register
+with :func:`method`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass
+class Primitive:
+    name: str
+    emit: str
+    infer: Callable
+    vjp: Callable | None = None
+    jvp: Callable | None = None
+    nondiff: bool = False          # output carries no derivative (comparisons, floor, ones_like)
+    examples: list = field(default_factory=list)
+    domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero
+    static: tuple = ()             # names of params, for documentation/validation
+    family: str = ""
+    _impl: Callable | None = None
+
+    @property
+    def impl(self) -> Callable:
+        """A Python callable ``impl(*inputs, **params)`` built from the emit template."""
+        if self._impl is None:
+            self._impl = _compile_template(self.emit)
+        return self._impl
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+@dataclass
+class Example:
+    inputs: tuple
+    params: dict
+
+
+def ex(*inputs, **params) -> Example:
+    """One example call of a primitive for the registry test."""
+    return Example(inputs, params)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+_LOWERINGS: dict[int, tuple[Any, Callable]] = {}
+METHODS: dict[str, Callable] = {}
+ATTRIBUTES: dict[str, Callable] = {}
+
+
+def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
+              examples=(), domain="real", aliases=(), family="", impl=None) -> Primitive:
+    """Declare a primitive; see the module docstring.
+
+    ``emit`` is normally a template string. For variadic primitives (``concat``)
+    it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
+    then ``impl`` must be given too.
+    """
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name!r} is declared twice")
+    if callable(emit) and impl is None:
+        raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
+    prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
+                     _impl=impl)
+    PRIMITIVES[name] = prim
+    for obj in aliases:
+        register_lowering(obj, _direct_lowering(name))
+    return prim
+
+
+def _direct_lowering(name):
+    def lower(b, *args):
+        return b.emit(name, *args)
+    lower.__name__ = f"lower_{name}"
+    return lower
+
+
+def register_lowering(obj, fn: Callable) -> None:
+    _LOWERINGS[id(obj)] = (obj, fn)
+
+
+def lowering(*objs):
+    """Decorator: ``fn(b, *args, **kwargs)`` lowers calls of each object in ``objs``."""
+    def deco(fn):
+        for obj in objs:
+            register_lowering(obj, fn)
+        return fn
+    return deco
+
+
+def method(*names):
+    """Decorator: ``fn(b, self_value, *args, **kwargs)`` lowers ``value.name(...)``."""
+    def deco(fn):
+        for n in names:
+            METHODS[n] = fn
+        return fn
+    return deco
+
+
+def attribute(*names):
+    """Decorator: ``fn(b, self_value)`` lowers the property ``value.name`` (``x.T``)."""
+    def deco(fn):
+        for n in names:
+            ATTRIBUTES[n] = fn
+        return fn
+    return deco
+
+
+def find_lowering(obj) -> Callable | None:
+    """The lowering registered for ``obj`` (by identity), or None."""
+    hit = _LOWERINGS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    lower = getattr(obj, "__ad_lower__", None)
+    return lower if callable(lower) else None
+
+
+def get(name: str) -> Primitive:
+    try:
+        return PRIMITIVES[name]
+    except KeyError:
+        raise KeyError(f"no primitive named {name!r}; known: {sorted(PRIMITIVES)}") from None
+
+
+# -- templates ---------------------------------------------------------------
+
+def template_fields(template: str) -> tuple[int, list[str]]:
+    """Number of positional inputs and the param names used by ``template``."""
+    import string
+    n, names = 0, []
+    for _, field_name, _, _ in string.Formatter().parse(template):
+        if field_name is None:
+            continue
+        if field_name.isdigit():
+            n = max(n, int(field_name) + 1)
+        elif field_name not in names:
+            names.append(field_name)
+    return n, names
+
+
+def _compile_template(template: str) -> Callable:
+    n, names = template_fields(template)
+    args = [f"_a{i}" for i in range(n)]
+    body = template.format(*args, **{k: k for k in names})
+    params = ", ".join(args + (["*"] + names if names else []))
+    src = f"lambda {params}: {body}" if params else f"lambda: {body}"
+    return eval(src, {"np": np, "math": math})  # noqa: S307 - templates are our own source

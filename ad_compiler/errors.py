@@ -1,0 +1,82 @@
+"""One error hierarchy for ad_compiler, and the renderer that points at user code.
+
+Every error about a user's program carries a :class:`SourceLoc` and renders as::
+
+    model.py:12:8: unsupported syntax: 'try' statement
+        try:
+        ^
+    hint: move the try/except outside the differentiated function
+
+The exception classes also derive from the builtin MindSpore raises for the same
+mistake (``TypeError``, ``ValueError``, ``RuntimeError``), so ``except TypeError``
+written for MindSpore keeps working.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in the user's source: real file, 1-based line, 0-based column."""
+
+    file: str
+    line: int
+    col: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def render(self) -> str:
+        """``file:line:col`` followed by the source line and a caret."""
+        head = f"{self.file}:{self.line}:{self.col + 1}"
+        if not self.text:
+            return head
+        stripped = self.text.lstrip()
+        caret_col = max(0, self.col - (len(self.text) - len(stripped)))
+        return f"{head}\n    {stripped.rstrip()}\n    {' ' * caret_col}^"
+
+
+class AdCompilerError(Exception):
+    """Base class of every error ad_compiler raises on purpose."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        text = self.message
+        if self.loc is not None:
+            where = self.loc.render()
+            head, _, rest = where.partition("\n")
+            text = f"{head}: {self.message}" + (f"\n{rest}" if rest else "")
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+
+class UnsupportedSyntaxError(AdCompilerError, RuntimeError):
+    """The user's function uses Python that the compiler does not handle."""
+
+
+class UnsupportedOperationError(AdCompilerError, TypeError):
+    """A call or operation the compiler cannot lower (unknown function, bad arguments)."""
+
+
+class GradTypeError(AdCompilerError, TypeError):
+    """An argument of the public API has the wrong type."""
+
+
+class GradValueError(AdCompilerError, ValueError):
+    """An argument of the public API has a wrong value."""
+
+
+class GradRuntimeError(AdCompilerError, RuntimeError):
+    """A call of a gradient function does not fit its configuration (sens, positions)."""
+
+
+class IRError(AdCompilerError, AssertionError):
+    """An internal invariant of the IR is broken (raised by the verifier)."""

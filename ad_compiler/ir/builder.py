@@ -1,0 +1,130 @@
+"""Builders: the one way ops are created, by the frontend, the AD rules and passes.
+
+``b.emit('sin', x)`` (or the shorthand ``b.sin(x)``) infers the result type from
+the primitive's ``infer`` rule, appends the op to the current block and returns
+its result :class:`Value`. Rules and lowerings are written against this
+interface only, so the same rule body works in two builders:
+
+* :class:`Builder` records IR (compilation);
+* :class:`EagerBuilder` runs each primitive at once on concrete arrays (the
+  functional ops, ``ops.softmax(t)``, called outside a compiled function).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..ad import rules
+from ..errors import SourceLoc
+from .core import AType, Block, Op, Value
+
+
+class Builder:
+    """Appends ops to ``block``; every op gets the builder's current ``loc``."""
+
+    eager = False
+
+    def __init__(self, block: Block | None = None, loc: SourceLoc | None = None):
+        self.block = block if block is not None else Block()
+        self.loc = loc
+
+    # -- creating ops ---------------------------------------------------------
+    def emit(self, prim: str, *inputs: Value, hint: str | None = None, **params) -> Value:
+        p = rules.get(prim)
+        for v in inputs:
+            if not isinstance(v, Value):
+                raise TypeError(f"{prim}: input {v!r} is not an IR value (use b.const)")
+        out_type = p.infer(*[v.type for v in inputs], **params)
+        result = Value(out_type, hint or prim)
+        op = Op(prim, list(inputs), dict(params), [result], [], self.loc)
+        result.producer = op
+        self.block.ops.append(op)
+        return result
+
+    def add_op(self, op: Op) -> Op:
+        """Append a ready-made op (structural ops: if, loops)."""
+        for v in op.results:
+            v.producer = op
+        self.block.ops.append(op)
+        return op
+
+    def const(self, value, hint: str | None = None) -> Value:
+        """A constant: a Python number stays weak, arrays keep their dtype."""
+        if isinstance(value, Value):
+            return value
+        if not isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
+            value = np.asarray(value)
+        return self.emit("const", hint=hint or "c", value=value)
+
+    def type_of(self, v) -> AType:
+        return v.type if isinstance(v, Value) else AType.of(v)
+
+    @contextmanager
+    def at(self, loc: SourceLoc | None):
+        """Emit ops inside the ``with`` block with ``loc`` as their location."""
+        saved, self.loc = self.loc, loc if loc is not None else self.loc
+        try:
+            yield self
+        finally:
+            self.loc = saved
+
+    @contextmanager
+    def inside(self, block: Block):
+        """Emit ops inside the ``with`` block into ``block`` (a region)."""
+        saved, self.block = self.block, block
+        try:
+            yield self
+        finally:
+            self.block = saved
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in rules.PRIMITIVES:
+            raise AttributeError(name)
+        return lambda *inputs, **params: self.emit(name, *inputs, **params)
+
+    # -- helpers shared by rules ----------------------------------------------
+    def fit(self, ct, like):
+        """``ct`` reduced (un-broadcast) and cast to the type of ``like``.
+
+        Resolved at compile time: emits nothing when the types already agree.
+        Used by every VJP of a broadcasting primitive (DESIGN principle 4).
+        """
+        return fit(self, ct, self.type_of(like))
+
+    def zeros(self, like):
+        return self.emit("zeros_like", like) if not self.eager else np.zeros_like(like)
+
+
+class EagerBuilder(Builder):
+    """Runs primitives immediately on concrete values instead of recording them."""
+
+    eager = True
+
+    def __init__(self):
+        super().__init__(Block())
+
+    def emit(self, prim: str, *inputs, hint: str | None = None, **params):
+        return rules.get(prim).impl(*inputs, **params)
+
+    def const(self, value, hint: str | None = None):
+        return value
+
+
+def fit(b, ct, target: AType):
+    """Sum ``ct`` over broadcast axes so it has ``target``'s shape, then cast its dtype."""
+    t = b.type_of(ct)
+    if t.shape != target.shape:
+        lead = t.ndim - len(target.shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(target.shape) if d == 1 and t.shape[lead + i] != 1)
+        if axes:
+            ct = b.emit("sum", ct, axis=axes, keepdims=False)
+        if b.type_of(ct).shape != target.shape:
+            ct = b.emit("reshape", ct, shape=target.shape)
+    t = b.type_of(ct)
+    if target.weak:
+        return ct
+    if t.dtype != target.dtype or t.weak:
+        ct = b.emit("cast", ct, dtype=target.dtype)
+    return ct

@@ -1,0 +1,163 @@
+"""The SSA IR: types, values, ops, blocks and functions.
+
+Invariants (checked by :mod:`ad_compiler.ir.verifier`):
+
+* every :class:`Value` is defined exactly once, either as an argument of a
+  :class:`Block` or as a result of an :class:`Op`;
+* an op only uses values defined before it in its own block or in an enclosing
+  block (regions capture outer values implicitly, as Python scopes do);
+* each block ends by yielding ``block.results`` to its parent (for a function's
+  body: the function's outputs);
+* control flow is structured: an op may own regions (``Op.regions``), each a
+  :class:`Block`; there are no jumps.
+
+Values are typed with :class:`AType` (shape, dtype, weak). The compiler
+specialises every function on its input signature, so shapes are known.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import SourceLoc
+
+_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
+          "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool", "complex64": "c64",
+          "complex128": "c128"}
+_WEAK_NAMES = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
+
+
+@dataclass(frozen=True)
+class AType:
+    """The abstract type of an IR value.
+
+    ``weak=True`` marks a Python number (float, int, bool): it has shape ``()``
+    and takes the dtype of the arrays it meets, as NumPy's weak scalars do.
+
+    >>> str(AType((3, 4), np.dtype('float32'))), str(AType.of(2.0))
+    ('f32[3,4]', 'float')
+    """
+
+    shape: tuple
+    dtype: np.dtype
+    weak: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.kind in "fc"
+
+    @property
+    def python_type(self) -> type | None:
+        """float/int/bool for a weak type, else None."""
+        if not self.weak:
+            return None
+        return {"f": float, "i": int, "b": bool, "c": complex}[self.dtype.kind]
+
+    @staticmethod
+    def of(value: Any) -> "AType":
+        """The type of a concrete runtime value (ndarray, NumPy scalar or Python number)."""
+        if isinstance(value, bool):
+            return AType((), np.dtype(bool), True)
+        if isinstance(value, int):
+            return AType((), np.dtype(np.int64), True)
+        if isinstance(value, float):
+            return AType((), np.dtype(np.float64), True)
+        if isinstance(value, complex):
+            return AType((), np.dtype(np.complex128), True)
+        arr = value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
+        return AType(tuple(arr.shape), arr.dtype, False)
+
+    def with_dtype(self, dtype) -> "AType":
+        return AType(self.shape, np.dtype(dtype), False)
+
+    def __str__(self) -> str:
+        if self.weak:
+            return _WEAK_NAMES[self.dtype.kind]
+        short = _SHORT.get(self.dtype.name, self.dtype.name)
+        return f"{short}[{','.join(str(d) for d in self.shape)}]"
+
+
+class Value:
+    """An SSA value. ``hint`` is the user's variable name it came from, if any."""
+
+    __slots__ = ("type", "hint", "producer")
+
+    def __init__(self, type: AType, hint: str | None = None, producer: "Op | None" = None):
+        self.type = type
+        self.hint = hint
+        self.producer = producer
+
+    def __repr__(self) -> str:
+        return f"<Value {self.hint or '?'}: {self.type}>"
+
+
+@dataclass(eq=False)
+class Op:
+    """One operation: a primitive (or structural op) applied to values.
+
+    ``params`` are static attributes (Python ints, tuples, bools, dtypes, ...);
+    ``regions`` are the blocks a structured control-flow op owns.
+    """
+
+    prim: str
+    inputs: list
+    params: dict = field(default_factory=dict)
+    results: list = field(default_factory=list)
+    regions: list = field(default_factory=list)
+    loc: SourceLoc | None = None
+
+    @property
+    def result(self) -> Value:
+        (out,) = self.results
+        return out
+
+    def __repr__(self) -> str:
+        from .printer import format_op
+        return format_op(self)
+
+
+@dataclass(eq=False)
+class Block:
+    """A list of ops with arguments and the values it yields to its parent."""
+
+    args: list = field(default_factory=list)
+    ops: list = field(default_factory=list)
+    results: list = field(default_factory=list)
+
+    def walk(self):
+        """Every op in this block and, depth first, in the regions it owns."""
+        for op in self.ops:
+            yield op
+            for region in op.regions:
+                yield from region.walk()
+
+
+@dataclass(eq=False)
+class Function:
+    """A function: its body's arguments are the inputs, its results the outputs."""
+
+    name: str
+    body: Block
+    loc: SourceLoc | None = None
+
+    @property
+    def args(self) -> list:
+        return self.body.args
+
+    @property
+    def outputs(self) -> list:
+        return self.body.results
+
+    def __str__(self) -> str:
+        from .printer import format_function
+        return format_function(self)

@@ -1,0 +1,86 @@
+"""Text form of the IR: one op per line, type and user's line beside it.
+
+Example (``def f(x): return x * np.sin(x)`` at line 3 of model.py)::
+
+    func f(%x: f64[3]) {
+      %sin = sin %x                      # f64[3]  @model.py:3
+      %mul = mul %x, %sin                # f64[3]  @model.py:3
+      return %mul
+    }
+
+Names are assigned deterministically in definition order from value hints.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .names import Namespace
+
+
+class _Names:
+    def __init__(self):
+        self.ns = Namespace()
+        self.names: dict[int, str] = {}
+
+    def __call__(self, value) -> str:
+        key = id(value)
+        if key not in self.names:
+            self.names[key] = self.ns.fresh(value.hint)
+        return "%" + self.names[key]
+
+
+def format_param(value) -> str:
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, np.ndarray):
+        if value.size <= 6:
+            return f"array({value.tolist()}, {value.dtype.name})"
+        return f"array<{value.dtype.name}{list(value.shape)}>"
+    return repr(value)
+
+
+def _op_line(op, names) -> str:
+    results = ", ".join(names(v) for v in op.results)
+    inputs = ", ".join(names(v) for v in op.inputs)
+    params = ", ".join(f"{k}={format_param(v)}" for k, v in op.params.items())
+    body = op.prim + (" " + inputs if inputs else "")
+    if params:
+        body += (" " if not inputs else " ") + "{" + params + "}"
+    text = f"{results} = {body}" if results else body
+    types = ", ".join(str(v.type) for v in op.results)
+    comment = f"  # {types}" if types else "  #"
+    if op.loc is not None:
+        comment += f"  @{op.loc}"
+    return f"{text:<40}{comment}"
+
+
+def _block_lines(block, names, indent) -> list[str]:
+    pad = "  " * indent
+    lines = []
+    for op in block.ops:
+        lines.append(pad + _op_line(op, names))
+        for i, region in enumerate(op.regions):
+            args = ", ".join(f"{names(a)}: {a.type}" for a in region.args)
+            lines.append(f"{pad}  region {i}({args}) {{")
+            lines.extend(_block_lines(region, names, indent + 2))
+            lines.append(f"{pad}    " + format_block_yield(region, names))
+            lines.append(f"{pad}  }}")
+    return lines
+
+
+def format_function(fn) -> str:
+    names = _Names()
+    args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
+    lines = [f"func {fn.name}({args}) {{"]
+    lines.extend(_block_lines(fn.body, names, 1))
+    lines.append("  return " + ", ".join(names(v) for v in fn.outputs))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def format_block_yield(block, names) -> str:
+    return "yield " + ", ".join(names(v) for v in block.results)
+
+
+def format_op(op) -> str:
+    return _op_line(op, _Names()).rstrip()

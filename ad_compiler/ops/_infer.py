@@ -1,0 +1,61 @@
+"""Type-inference helpers shared by the primitive declarations.
+
+``elementwise('add')`` infers broadcasting shape and NumPy's result dtype (weak
+Python scalars included) by running the primitive on one-element samples, so
+dtype promotion is exactly NumPy's without a table of our own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ad import rules
+from ..ir.core import AType
+
+
+def sample(t: AType):
+    """A one-element value of type ``t`` (a Python number when weak)."""
+    if t.weak:
+        return t.python_type(1)
+    return np.ones((), dtype=t.dtype)
+
+
+def result_type(name: str, *types: AType, **params) -> tuple[np.dtype, bool]:
+    with np.errstate(all="ignore"):
+        out = rules.get(name).impl(*(sample(t) for t in types), **params)
+    t = AType.of(out)
+    return t.dtype, t.weak
+
+
+def elementwise(name: str):
+    """Infer rule for a broadcasting elementwise primitive."""
+    def infer(*types: AType, **params) -> AType:
+        shape = np.broadcast_shapes(*(t.shape for t in types))
+        dtype, weak = result_type(name, *types, **params)
+        return AType(tuple(shape), dtype, weak and shape == ())
+    return infer
+
+
+def same_type(t: AType, *rest, **params) -> AType:
+    """The output has the type of the first input."""
+    return t
+
+
+def as_float(t: AType) -> AType:
+    """The first input's shape, a floating dtype (ints become float64)."""
+    if t.dtype.kind in "fc":
+        return t
+    return AType(t.shape, np.dtype(np.float64), t.weak)
+
+
+def normalize_axis(axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(set(out)))
