@@ -106,7 +106,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
 
 def _direct_lowering(name):
     def lower(b, *args):
-        return b.emit(name, *args)
+        return b.emit(name, *(b.const(a) for a in args))
     lower.__name__ = f"lower_{name}"
     return lower
 
