@@ -1,0 +1,147 @@
+"""Reverse mode: build the vector-Jacobian-product function of an IR function.
+
+``vjp_function(f, wrt, seeds)`` returns a new Function (``f`` is untouched)::
+
+    def f_grad(*f.args, *sens_args):
+        <forward ops of f, copied>
+        <for each active op, in reverse: its VJP rule, emitted through the builder>
+        return (*f.outputs if with_outputs, *cotangents of the wrt args)
+
+Each output is seeded by ``seeds[i]``: ``"ones"`` (sensitivity one, as
+GradOperation without sens_param), ``"arg"`` (a sensitivity argument appended
+to the inputs) or ``"none"`` (not differentiated: has_aux outputs). The result
+is ordinary IR made of registered primitives, so it can be optimised, printed
+and differentiated again with this same function (gradients of gradients).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from . import rules
+from .activity import active_values
+from ..errors import AdCompilerError
+from ..ir.builder import Builder
+from ..ir.clone import clone_block
+from ..ir.core import Block, Function, Value
+
+ONES, ARG, NONE = "ones", "arg", "none"
+
+#: VJP builders for structured ops (if, loops): fn(b, op, ct_map, active) -> None
+STRUCTURAL_VJP: dict[str, Callable] = {}
+
+
+def vjp_function(fn: Function, wrt: Sequence[int], seeds: Sequence[str], *,
+                 with_outputs: bool = False, name: str | None = None) -> Function:
+    """The VJP of ``fn`` w.r.t. its args at positions ``wrt``; see the module docstring."""
+    if len(seeds) != len(fn.outputs):
+        raise ValueError(f"{len(seeds)} seeds for {len(fn.outputs)} outputs")
+    body = Block(args=[Value(a.type, a.hint) for a in fn.args])
+    b = Builder(body)
+    vmap = {id(a): n for a, n in zip(fn.args, body.args)}
+    outs = clone_block(b, fn.body, vmap)
+    forward = Block(ops=list(body.ops))
+    wrt_vals = [body.args[i] for i in wrt]
+    seeded = [o for o, s in zip(outs, seeds) if s != NONE]
+    active = active_values(forward, wrt_vals, seeded)
+    cts: dict[int, Value] = {}
+    _seed(b, body, outs, seeds, active, cts)
+    for op in reversed(forward.ops):
+        _backprop(b, op, cts, active)
+    grads = [_final_grad(b, cts.get(id(a)), a) for a in wrt_vals]
+    body.results = fresh_results(b, (list(outs) if with_outputs else []) + grads, body.args)
+    return Function(name or f"{fn.name}_grad", body, fn.loc)
+
+
+def _seed(b, body, outs, seeds, active, cts):
+    sens = []
+    for out, seed in zip(outs, seeds):
+        if seed == ARG:
+            arg = Value(out.type, "d" + (out.hint or "out"))
+            sens.append(arg)
+        if seed == NONE or id(out) not in active:
+            continue
+        with b.at(out.producer.loc if out.producer else None):
+            ct = sens[-1] if seed == ARG else _ones(b, out)
+        accumulate(b, cts, out, ct)
+    body.args.extend(sens)
+
+
+def _ones(b, v: Value) -> Value:
+    if v.type.weak:
+        return b.const(v.type.python_type(1), hint="d" + (v.hint or "out"))
+    return b.emit("ones_like", v, hint="d" + (v.hint or "out"))
+
+
+def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
+    """Add the contribution ``ct`` to the cotangent of ``v``."""
+    old = cts.get(id(v))
+    cts[id(v)] = ct if old is None else b.emit("add", old, ct, hint=_dname(v))
+
+
+def _dname(v: Value) -> str:
+    return "d" + (v.hint or "v")
+
+
+def _backprop(b, op, cts, active) -> None:
+    if not any(id(r) in cts for r in op.results):
+        return
+    if op.prim in STRUCTURAL_VJP:
+        STRUCTURAL_VJP[op.prim](b, op, cts, active)
+        return
+    prim = rules.get(op.prim)
+    if prim.nondiff:
+        return
+    if prim.vjp is None:
+        raise AdCompilerError(f"no gradient is defined for {op.prim!r}", op.loc,
+                              "wrap the value in ops.stop_gradient(...) if no gradient is needed")
+    out = op.result
+    with b.at(op.loc):
+        in_cts = prim.vjp(b, cts[id(out)], out, *op.inputs, **op.params)
+        for inp, ct in zip(op.inputs, in_cts, strict=True):
+            if ct is None or id(inp) not in active:
+                continue
+            _name_cotangent(ct, inp)
+            accumulate(b, cts, inp, ct)
+
+
+def _name_cotangent(ct: Value, primal: Value) -> None:
+    """Give a freshly computed cotangent the name ``d<primal>`` (``dx`` for ``x``)."""
+    if ct.producer is not None and ct.hint == ct.producer.prim:
+        ct.hint = _dname(primal)
+
+
+def _final_grad(b, ct, arg: Value) -> Value:
+    if ct is None:
+        return b.emit("zeros_like", arg, hint=_dname(arg))
+    ct = b.fit(ct, arg)
+    _name_cotangent(ct, arg)
+    return ct
+
+
+#: primitives whose result may share memory with their first input
+_VIEWS = {"reshape", "transpose", "expand_dims", "squeeze", "stop_gradient"}
+#: primitives whose result must never be handed out as is (shared or read-only)
+_SHARED = {"const", "broadcast_to"}
+
+
+def _base(v: Value) -> Value:
+    while v.producer is not None and v.producer.prim in _VIEWS:
+        v = v.producer.inputs[0]
+    return v
+
+
+def fresh_results(b, results: list, args: list) -> list:
+    """``results`` with a copy wherever a result would alias an input, a constant,
+    a read-only view, or another result: every array returned to a user is new."""
+    arg_ids = {id(a) for a in args}
+    seen: set[int] = set()
+    fresh = []
+    for v in results:
+        base = _base(v)
+        aliased = id(v) in seen or id(base) in arg_ids or (
+            base.producer is not None and base.producer.prim in _SHARED)
+        if aliased and not v.type.weak:
+            v = b.emit("copy", v, hint=v.hint)
+        seen.add(id(v))
+        fresh.append(v)
+    return fresh

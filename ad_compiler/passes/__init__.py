@@ -1,0 +1,1 @@
+"""IR -> IR passes. Each is a pure function ``Function -> Function``."""

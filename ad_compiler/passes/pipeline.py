@@ -1,0 +1,28 @@
+"""The optimisation pipeline: a flat list of passes run in order.
+
+Set ``AD_COMPILER_PRINT_IR=1`` to print the IR after every pass, and
+``AD_COMPILER_VERIFY=1`` (the tests do) to run the verifier after each.
+"""
+from __future__ import annotations
+
+import os
+
+from ..ir.core import Function
+from ..ir.verifier import verify
+from .cse import cse
+from .dce import dce
+from .simplify import simplify
+
+PIPELINE = [simplify, cse, dce]
+
+
+def optimize(fn: Function, passes=PIPELINE) -> Function:
+    show = os.environ.get("AD_COMPILER_PRINT_IR") == "1"
+    check = os.environ.get("AD_COMPILER_VERIFY") == "1"
+    for p in passes:
+        fn = p(fn)
+        if show:
+            print(f"--- after {p.__name__} ---\n{fn}")
+        if check:
+            verify(fn)
+    return fn

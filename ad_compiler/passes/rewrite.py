@@ -1,0 +1,43 @@
+"""The one mechanism behind the local passes: rebuild a function op by op.
+
+``rewrite(fn, rule)`` copies ``fn`` into a fresh Function. For every op, with its
+inputs already mapped to new values, ``rule(b, op, inputs)`` may return the new
+values for the op's results (a replacement) or ``None`` to copy the op as is.
+Ops with regions are copied with their regions rewritten by the same rule.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ir.builder import Builder
+from ..ir.core import Block, Function, Op, Value
+
+
+def rewrite(fn: Function, rule: Callable, name: str | None = None) -> Function:
+    body = Block(args=[Value(a.type, a.hint) for a in fn.args])
+    vmap = {id(a): n for a, n in zip(fn.args, body.args)}
+    _rewrite_block(fn.body, Builder(body), vmap, rule)
+    return Function(name or fn.name, body, fn.loc)
+
+
+def _rewrite_block(block: Block, b: Builder, vmap: dict, rule: Callable) -> None:
+    for op in block.ops:
+        inputs = [vmap[id(v)] for v in op.inputs]
+        new = None if op.regions else rule(b, op, inputs)
+        if new is None:
+            new = _copy(b, op, inputs, vmap, rule)
+        for old, nv in zip(op.results, new, strict=True):
+            vmap[id(old)] = nv
+    b.block.results = [vmap[id(v)] for v in block.results]
+
+
+def _copy(b, op, inputs, vmap, rule) -> list:
+    new_op = Op(op.prim, inputs, dict(op.params), [], [], op.loc)
+    for region in op.regions:
+        nr = Block(args=[Value(a.type, a.hint) for a in region.args])
+        vmap.update({id(a): n for a, n in zip(region.args, nr.args)})
+        _rewrite_block(region, Builder(nr), vmap, rule)
+        new_op.regions.append(nr)
+    new_op.results = [Value(r.type, r.hint) for r in op.results]
+    b.add_op(new_op)
+    return new_op.results
