@@ -1,0 +1,1 @@
+"""The public autodiff API: GradOperation, grad, value_and_grad and friends."""

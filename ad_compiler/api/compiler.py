@@ -1,0 +1,131 @@
+"""From a user function and a configuration to a compiled gradient entry.
+
+``build_entry(fn, config, weights, args)`` lifts ``fn`` for the call's signature,
+builds the VJP IR, optimises it and compiles it. The entry remembers how to turn
+the generated function's flat outputs back into the structure the API returns
+(:mod:`ad_compiler.api.packing`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ad.reverse import ARG, NONE, ONES, vjp_function
+from ..errors import GradRuntimeError, GradValueError
+from ..ir.core import Function
+from ..passes.pipeline import optimize
+from .signature import Static, flatten, spec_of
+
+
+@dataclass
+class Entry:
+    """One compiled gradient: IR, generated code, and the plan to call and pack it."""
+    ir: Function
+    params: list                 # Parameters the function reads, passed after the inputs
+    slots: list                  # per positional arg: (start, stop) of its leaves
+    positions: list              # selected positional args, in the order returned
+    weights: list                # the requested weights (Parameters, or Tensors: zeros)
+    weight_index: list           # per requested weight: index in ``params`` or None (zeros)
+    out_tree: object             # the forward output structure (frontend's out_tree)
+    out_types: list              # types of the forward output leaves
+    n_value_outs: int            # how many forward outputs the compiled function returns
+    _compiled: object = field(default=None, repr=False)
+
+    @property
+    def compiled(self):
+        if self._compiled is None:
+            from ..codegen import compile_function
+            self._compiled = compile_function(self.ir)
+        return self._compiled
+
+
+def select_positions(config, slots, args) -> list:
+    """The positional arguments whose gradients are requested."""
+    has_slot = [stop > start for start, stop in slots]
+    pos = config.positions
+    if pos == "first":
+        return [i for i, s in enumerate(has_slot) if s][:1]
+    if pos == "all":
+        return [i for i, s in enumerate(has_slot) if s]
+    if pos is None:
+        return []
+    if not pos:
+        raise GradRuntimeError("grad_position is an empty tuple: name at least one input, "
+                               "or use grad_position=None with weights")
+    for p in pos:
+        if p >= len(args):
+            raise GradRuntimeError(
+                f"grad_position {p} is out of range: the function was called with "
+                f"{len(args)} positional argument(s)")
+        if not has_slot[p]:
+            raise GradRuntimeError(
+                f"argument {p} is {type(args[p]).__name__} {args[p]!r}, a constant with no "
+                "gradient", hint="pass it as a Tensor, ndarray or float to differentiate it")
+    return list(pos)
+
+
+def _seeds(config, out_tree, n_outs) -> list[str]:
+    if config.sens:
+        return [ARG] * n_outs
+    if not config.has_aux:
+        return [ONES] * n_outs
+    if not isinstance(out_tree, (tuple, list)) or len(out_tree) < 2:
+        raise GradValueError("with has_aux=True the function must return a tuple of at least "
+                             "two outputs: (value_to_differentiate, *aux)")
+    first = set(_leaf_indices(out_tree[0]))
+    return [ONES if i in first else NONE for i in range(n_outs)]
+
+
+def _leaf_indices(tree):
+    if isinstance(tree, int) and not isinstance(tree, bool):
+        yield tree
+    elif isinstance(tree, (tuple, list)):
+        for t in tree:
+            yield from _leaf_indices(t)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            yield from _leaf_indices(t)
+
+
+def build_entry(fn, config, weights, args) -> Entry:
+    from ..frontend import lift
+    lifted = lift(fn, tuple(spec_of(a) for a in args))
+    _, _, slots = flatten(args)
+    positions = select_positions(config, slots, args)
+    weight_list = resolve_weights(config, weights, fn, lifted.params)
+    weight_index = [_index_of(w, lifted.params) for w in weight_list]
+    wrt = [i for p in positions for i in range(*slots[p])]
+    wrt += [lifted.n_inputs + j for j in weight_index if j is not None]
+    f = lifted.function
+    seeds = _seeds(config, lifted.out_tree, len(f.outputs))
+    with_outputs = config.with_value or config.has_aux
+    ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
+    return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
+                 lifted.out_tree,
+                 [v.type for v in f.outputs], len(f.outputs) if with_outputs else 0)
+
+
+def _index_of(w, params):
+    from ..nn.parameter import Parameter
+    if not isinstance(w, Parameter):
+        return None  # a plain Tensor given as a weight gets zeros (MindSpore)
+    for j, p in enumerate(params):
+        if p is w:
+            return j
+    return None
+
+
+def resolve_weights(config, weights, fn, lifted_params) -> list:
+    """The list of Parameters whose gradients are returned (empty when none)."""
+    if not config.by_list:
+        return []
+    if weights is None:
+        trainable = getattr(fn, "trainable_params", None)
+        if callable(trainable):
+            return list(trainable())
+        return [p for p in lifted_params if getattr(p, "requires_grad", True)]
+    if isinstance(weights, (list, tuple)):
+        return list(weights)
+    return [weights]
+
+
+__all__ = ["Entry", "build_entry", "Static"]

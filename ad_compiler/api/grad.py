@@ -1,0 +1,251 @@
+"""GradOperation, grad and value_and_grad: MindSpore's autodiff API, compiled.
+
+A gradient function (:class:`GradFunction`) compiles ``fn`` once per input
+signature and caches the result weakly on ``fn`` (see codegen/cache.py); every
+later call with the same signature is a dict lookup plus the generated code.
+
+Example:
+    >>> import numpy as np
+    >>> import ad_compiler as ms
+    >>> def f(x, y):
+    ...     return np.sum(x * np.sin(y))
+    >>> dx, dy = ms.grad(f, grad_position=(0, 1))(np.ones(2), np.zeros(2))
+    >>> dx, dy
+    (array([0., 0.]), array([1., 1.]))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen.cache import lookup_or_build, table_for
+from ..errors import GradTypeError, GradValueError
+from . import packing
+from .compiler import build_entry
+from .signature import flatten, signature
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything about a gradient request except ``fn`` and the weights."""
+    positions: object            # "first" | "all" | tuple of ints | None
+    by_list: bool = False        # weight gradients requested
+    sens: bool = False
+    has_aux: bool = False
+    with_value: bool = False
+    return_ids: bool = False
+    style: str = "grad"          # "gradop" or "grad": how results are packed
+    weights_bare: bool = False   # one Parameter given: its gradient is returned bare
+
+
+class GradFunction:
+    """The gradient function of ``fn``; call it with ``fn``'s inputs."""
+
+    def __init__(self, fn, config: Config, weights=None):
+        self.fn = fn
+        self.config = config
+        self.weights = weights
+        self._entries: dict = {}
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
+
+    def __repr__(self) -> str:
+        return f"<gradient function of {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+    def _key(self, args):
+        w = self.weights
+        wkey = None if w is None else tuple(id(p) for p in (w if isinstance(w, (list, tuple)) else (w,)))
+        return (self.config, wkey, getattr(self.fn, "__func__", None), signature(args))
+
+    def entry_for(self, args):
+        """The compiled entry for these inputs (compiled on first use)."""
+        key = self._key(args)
+        entry = self._entries.get(key)
+        if entry is None:
+            if not callable(self.fn):
+                raise GradTypeError(f"the function to differentiate must be callable, "
+                                    f"got {type(self.fn).__name__}")
+            table = table_for(self.fn)
+            entry = lookup_or_build(table, key, lambda: build_entry(
+                self.fn, self.config, self.weights, args))
+            self._entries[key] = entry
+        return entry
+
+    def __call__(self, *args, **kwargs):
+        sens = None
+        if self.config.sens:
+            args, sens = packing.split_sens(args, kwargs)
+        elif kwargs:
+            raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
+                                "positionally" + ("" if self.config.style == "grad" else
+                                                  " (sens= needs sens_param=True)"))
+        entry = self.entry_for(args)
+        leaves, kinds, _ = flatten(args)
+        extra = [p.asnumpy() for p in entry.params]
+        if sens is not None:
+            extra += packing.flatten_sens(sens, entry)
+        outs = entry.compiled.fn(*leaves, *extra)
+        return packing.pack(self, entry, outs, args, kinds)
+
+    def __ad_lower__(self, b, *args, **kwargs):
+        """Inline this gradient into a function being compiled (gradients of gradients)."""
+        from ..ir.clone import inline
+        sens = None
+        if self.config.sens:
+            args, sens = packing.split_sens(args, kwargs)
+        entry = self.entry_for(args)
+        leaves, _, _ = flatten_values(args)
+        params = [b.read_parameter(p) for p in entry.params]
+        sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
+        outs = inline(b, entry.ir, leaves + params + sens_vals)
+        return packing.pack_values(self, entry, outs, args, b)
+
+
+def flatten_values(args):
+    """Flatten IR values inside argument structures (the lowering path)."""
+    from ..ir.core import Value
+    leaves, slots = [], []
+    for a in args:
+        start = len(leaves)
+        _collect_values(a, leaves, Value)
+        slots.append((start, len(leaves)))
+    return leaves, None, slots
+
+
+def _collect_values(x, leaves, Value):
+    if isinstance(x, Value):
+        leaves.append(x)
+    elif type(x) in (tuple, list):
+        for i in x:
+            _collect_values(i, leaves, Value)
+    elif type(x) is dict:
+        for v in x.values():
+            _collect_values(v, leaves, Value)
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise GradTypeError(f"'{name}' must be a bool, but got {type(value).__name__} {value!r}")
+
+
+class GradOperation:
+    """A higher-order function that makes the gradient function of a function or Cell.
+
+    Args:
+        get_all: gradients of all inputs (else of the first only).
+        get_by_list: gradients of the weights (``weights`` given when called, else all
+            trainable Parameters of the Cell).
+        sens_param: the gradient function takes the output sensitivity as its last
+            positional argument or as ``sens=``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ad_compiler import ops
+        >>> def f(x, y):
+        ...     return x * y
+        >>> ops.GradOperation(get_all=True)(f)(np.array([2.0]), np.array([3.0]))
+        (array([3.]), array([2.]))
+    """
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        for name, v in (("get_all", get_all), ("get_by_list", get_by_list),
+                        ("sens_param", sens_param)):
+            _check_bool(name, v)
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+        self._config = Config("all" if get_all else "first", get_by_list, sens_param,
+                              style="gradop")
+
+    def __call__(self, fn, weights=None):
+        if not self.get_by_list:
+            weights = None
+        config = self._config
+        if weights is not None:
+            _check_weights(weights)
+            bare = not isinstance(weights, (list, tuple))
+            if bare != config.weights_bare:
+                config = Config(config.positions, config.by_list, config.sens, style="gradop",
+                                weights_bare=bare)
+        return GradFunction(fn, config, weights)
+
+
+def _check_positions(grad_position):
+    if grad_position is None:
+        return None
+    if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
+        raise GradTypeError(f"grad_position must be an int, a tuple of ints or None, "
+                            f"but got {type(grad_position).__name__} {grad_position!r}")
+    pos = (grad_position,) if isinstance(grad_position, int) else grad_position
+    for p in pos:
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise GradTypeError(f"grad_position elements must be ints, got {p!r}")
+        if p < 0:
+            raise GradValueError(f"grad_position must be non-negative, got {p}")
+    if len(set(pos)) != len(pos):
+        raise GradValueError(f"grad_position has duplicates: {grad_position}")
+    return pos
+
+
+def _check_weights(weights):
+    from ..nn.parameter import Parameter
+    from ..tensor import Tensor
+    items = weights if isinstance(weights, (list, tuple)) else (weights,)
+    for w in items:
+        if not isinstance(w, Tensor):
+            raise GradTypeError(f"weights must be Parameters (a Parameter, a list/tuple of them or "
+                                f"a ParameterTuple), but got {type(w).__name__}")
+    return items
+
+
+def _make_config(grad_position, weights, has_aux, return_ids, with_value):
+    _check_bool("has_aux", has_aux)
+    _check_bool("return_ids", return_ids)
+    positions = _check_positions(grad_position)
+    if positions is None and weights is None:
+        raise GradValueError("grad_position and weights cannot both be None: say what to "
+                             "differentiate (e.g. grad_position=0 or weights=net.trainable_params())")
+    if weights is not None:
+        _check_weights(weights)
+    return Config(positions, weights is not None, False, has_aux, with_value, return_ids,
+                  "grad", weights is not None and not isinstance(weights, (list, tuple)))
+
+
+def grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """The gradient function of ``fn`` w.r.t. the inputs at ``grad_position`` and ``weights``.
+
+    Also a decorator: ``@grad`` or ``@grad(grad_position=(0, 1))``.
+
+    Returns:
+        A function taking ``fn``'s inputs and returning: one gradient bare for one
+        position (int or 1-tuple), a tuple for several; a weight part (bare for one
+        Parameter, else a tuple); ``(inputs_part, weights_part)`` when both are asked;
+        ``(grads, aux)`` with ``has_aux=True``.
+
+    Example:
+        >>> import numpy as np
+        >>> import ad_compiler as ms
+        >>> @ms.grad
+        ... def f(x):
+        ...     return np.sum(x ** 2)
+        >>> f(np.array([1.0, 2.0]))
+        array([2., 4.])
+    """
+    config = _make_config(grad_position, weights, has_aux, return_ids, False)
+    if fn is None:
+        return lambda f: GradFunction(f, config, weights)
+    return GradFunction(fn, config, weights)
+
+
+def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """Like :func:`grad`, but the function returns ``(value, grads)``; value is ``fn``'s output.
+
+    Example:
+        >>> import numpy as np
+        >>> import ad_compiler as ms
+        >>> ms.value_and_grad(lambda x: np.sum(x * x))(np.array([3.0]))
+        (np.float64(9.0), array([6.]))
+    """
+    config = _make_config(grad_position, weights, has_aux, return_ids, True)
+    if fn is None:
+        return lambda f: GradFunction(f, config, weights)
+    return GradFunction(fn, config, weights)

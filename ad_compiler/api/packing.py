@@ -1,0 +1,160 @@
+"""Sensitivities in, results out: MindSpore's return structures.
+
+The generated function returns a flat tuple: the forward outputs (when the
+value or aux is needed), then the input gradients leaf by leaf in the order of
+the selected positions, then the gradients of the weights the function reads.
+This module checks ``sens`` against the output and packs that flat tuple into
+the structure SPEC.md gives, converting each gradient to its input's type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradRuntimeError, GradTypeError, GradValueError
+from ..tensor import Tensor, unwrap, wrap
+from .signature import TENSOR, leaf_kind, to_input_type, unflatten_like
+
+
+# -- sens ----------------------------------------------------------------------
+
+def split_sens(args, kwargs):
+    """``(inputs, sens)``: ``sens=`` wins over the last positional argument."""
+    if "sens" in kwargs:
+        sens = kwargs.pop("sens")
+    elif args:
+        args, sens = args[:-1], args[-1]
+    else:
+        raise GradRuntimeError("sens_param=True: pass the output sensitivity as the last "
+                               "positional argument or as sens=")
+    if kwargs:
+        raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}")
+    return args, sens
+
+
+def _sens_leaves(sens, out):
+    if isinstance(sens, (tuple, list)):
+        return [leaf for s in sens for leaf in _sens_leaves(s, out)]
+    return [sens]
+
+
+def flatten_sens(sens, entry) -> list:
+    """The sensitivity leaves as arrays, checked against the forward output types."""
+    leaves = _sens_leaves(sens, entry.out_tree)
+    types = entry.out_types
+    if len(leaves) != len(types):
+        raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has "
+                               f"{len(types)} outputs: pass one sensitivity per output")
+    return [_check_sens(s, t, i) for i, (s, t) in enumerate(zip(leaves, types))]
+
+
+def _check_sens(s, t, i):
+    arr = unwrap(s)
+    if isinstance(arr, (int, float, bool)) and not isinstance(arr, np.ndarray):
+        if t.shape != ():
+            raise GradRuntimeError(f"sens[{i}] is a scalar but output {i} has shape {t.shape}: "
+                                   "pass an array of the output's shape")
+        return arr if t.weak else np.asarray(arr, t.dtype)
+    arr = np.asarray(arr)
+    if arr.shape != t.shape:
+        raise GradValueError(f"sens[{i}] has shape {arr.shape} but output {i} has shape "
+                             f"{t.shape}: the sensitivity must have the output's shape")
+    if not t.weak and arr.dtype != t.dtype:
+        raise GradTypeError(f"sens[{i}] has dtype {arr.dtype} but output {i} has dtype "
+                            f"{t.dtype}: the sensitivity must have the output's dtype")
+    return arr
+
+
+def flatten_sens_values(sens) -> list:
+    return _sens_leaves(sens, None)
+
+
+# -- results ---------------------------------------------------------------------
+
+def _value(tree, outs, as_tensor):
+    if isinstance(tree, int) and not isinstance(tree, bool):
+        v = outs[tree]
+        return wrap(np.asarray(v)) if as_tensor and not isinstance(v, float) else v
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_value(t, outs, as_tensor) for t in tree)
+    if isinstance(tree, dict):
+        return {k: _value(v, outs, as_tensor) for k, v in tree.items()}
+    return getattr(tree, "value", tree)
+
+
+def pack(gf, entry, outs, args, kinds):
+    """Results of a runtime call, in MindSpore's structure and the inputs' types."""
+    it = iter(outs[entry.n_value_outs:])
+    inputs = []
+    for p in entry.positions:
+        start, stop = entry.slots[p]
+        conv = iter([to_input_type(next(it), kinds[i]) for i in range(start, stop)])
+        inputs.append(unflatten_like(args[p], conv))
+    weights = [_weight_grad(w, j, it) for w, j in zip(entry.weights, entry.weight_index)]
+    value = None
+    if entry.n_value_outs:
+        value = _value(entry.out_tree, outs, TENSOR in kinds or hasattr(gf.fn, "construct"))
+    return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _weight_grad(w, j, it):
+    if j is None:
+        return wrap(np.zeros_like(unwrap(w)))
+    return wrap(np.asarray(next(it)))
+
+
+def pack_values(gf, entry, outs, args, b):
+    """Results of an inlined call (IR values), in the same structure as :func:`pack`."""
+    it = iter(outs[entry.n_value_outs:])
+    inputs = []
+    for p in entry.positions:
+        start, stop = entry.slots[p]
+        inputs.append(unflatten_like_values(args[p], it))
+    weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
+               for w, j in zip(entry.weights, entry.weight_index)]
+    value = _value(entry.out_tree, outs, False) if entry.n_value_outs else None
+    return assemble(gf.config, entry, inputs, weights, value)
+
+
+def unflatten_like_values(x, it):
+    from ..ir.core import Value
+    if isinstance(x, Value):
+        return next(it)
+    if type(x) in (tuple, list):
+        return type(x)(unflatten_like_values(i, it) for i in x)
+    if type(x) is dict:
+        return {k: unflatten_like_values(v, it) for k, v in x.items()}
+    return None
+
+
+def assemble(config, entry, inputs, weights, value):
+    """Arrange input and weight gradients as GradOperation / grad return them."""
+    if config.return_ids:
+        inputs = [(p, g) for p, g in zip(entry.positions, inputs)]
+        weights = [(getattr(w, "name", i), g) for i, (w, g) in enumerate(zip(entry.weights, weights))]
+    grads = _gradop(config, inputs, weights) if config.style == "gradop" else \
+        _grad(config, inputs, weights)
+    if config.with_value:
+        return value, grads
+    if config.has_aux:
+        return grads, tuple(value[1:])
+    return grads
+
+
+def _gradop(config, inputs, weights):
+    if config.positions == "all" and config.by_list:
+        return tuple(inputs), tuple(weights)
+    if config.by_list:
+        return weights[0] if config.weights_bare else tuple(weights)
+    if config.positions == "all":
+        return tuple(inputs)
+    return inputs[0] if inputs else ()
+
+
+def _grad(config, inputs, weights):
+    in_part = None
+    if config.positions is not None:
+        in_part = inputs[0] if len(config.positions) == 1 else tuple(inputs)
+    if not config.by_list:
+        return in_part
+    w_part = weights[0] if config.weights_bare else tuple(weights)
+    return w_part if config.positions is None else (in_part, w_part)
