@@ -55,6 +55,17 @@ class Primitive:
     static: tuple = ()             # names of params, for documentation/validation
     family: str = ""
     _impl: Callable | None = None
+    _defaults: dict | None = None
+
+    @property
+    def defaults(self) -> dict:
+        """Default values of the params, read from ``infer``'s keyword-only arguments."""
+        if self._defaults is None:
+            import inspect
+            self._defaults = {
+                name: p.default for name, p in inspect.signature(self.infer).parameters.items()
+                if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
+        return self._defaults
 
     @property
     def impl(self) -> Callable:

@@ -32,6 +32,8 @@ class Builder:
     # -- creating ops ---------------------------------------------------------
     def emit(self, prim: str, *inputs: Value, hint: str | None = None, **params) -> Value:
         p = rules.get(prim)
+        if p.defaults:
+            params = {**p.defaults, **params}
         for v in inputs:
             if not isinstance(v, Value):
                 raise TypeError(f"{prim}: input {v!r} is not an IR value (use b.const)")
@@ -105,7 +107,8 @@ class EagerBuilder(Builder):
         super().__init__(Block())
 
     def emit(self, prim: str, *inputs, hint: str | None = None, **params):
-        return rules.get(prim).impl(*inputs, **params)
+        p = rules.get(prim)
+        return p.impl(*inputs, **{**p.defaults, **params})
 
     def const(self, value, hint: str | None = None):
         return value

@@ -66,6 +66,8 @@ class AType:
     @staticmethod
     def of(value: Any) -> "AType":
         """The type of a concrete runtime value (ndarray, NumPy scalar or Python number)."""
+        if isinstance(value, (np.ndarray, np.generic)):  # before float: np.float64 is a float
+            return AType(tuple(value.shape), value.dtype, False)
         if isinstance(value, bool):
             return AType((), np.dtype(bool), True)
         if isinstance(value, int):
@@ -74,7 +76,7 @@ class AType:
             return AType((), np.dtype(np.float64), True)
         if isinstance(value, complex):
             return AType((), np.dtype(np.complex128), True)
-        arr = value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
+        arr = np.asarray(value)
         return AType(tuple(arr.shape), arr.dtype, False)
 
     def with_dtype(self, dtype) -> "AType":

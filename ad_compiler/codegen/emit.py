@@ -1,0 +1,293 @@
+"""IR -> Python source: one statement per op, named after the user's variables.
+
+For ``def f(x, y): z = x * np.sin(y); return z.sum()`` (model.py, line 3)::
+
+    def f(x, y):
+        # model.py:3: z = x * np.sin(y)
+        sin = np.sin(y)
+        z = x * sin
+        # model.py:4: return z.sum()
+        sum_ = np.sum(z, axis=None, keepdims=False)
+        return (sum_,)
+
+Invariants:
+
+* The text is a function of the IR alone: no ids, counters, hashes or set orders
+  reach it, so the same Function gives byte-identical source in every run (golden
+  tests and cache keys rely on this).
+* Every value is named once, from its hint, through one :class:`Namespace` that
+  also names the entries of the namespace dict: a name is never a keyword, a
+  builtin, ``np``, ``math``, the function's own name or another entry. Arguments
+  are named first, so the user's argument names come out unchanged when valid and
+  unique.
+* Each op becomes one statement, ``name = <primitive template>``; an op with
+  regions becomes the statements its :data:`STRUCTURAL_EMIT` entry returns. The
+  function always returns a tuple of its outputs, so callers index uniformly.
+* A param is written as a Python literal only when the literal evaluates back to
+  an equal value of the same type (``2`` stays an int, ``2.0`` a float, ``inf``
+  becomes ``math.inf``); anything else (arrays, NumPy scalars, objects) is put in
+  the namespace dict once and referred to by name, never re-created per call.
+* Nothing is optimised here: unused results are emitted like any other.
+
+The tree is built from the standard :mod:`ast` nodes rather than gast: gast's
+version-neutral nodes buy nothing for source generated for the running
+interpreter, and they cost time on every first call (for a 50-op function,
+``gast.parse`` per op and ``gast.gast_to_ast`` add about 2 ms to the 1.7 ms that
+all of code generation and compilation take). astor writes the source; a small
+subclass of its generator adds comment lines and keeps the parentheses of the
+returned tuple. Long lines are not wrapped: one statement stays one line.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import os
+from typing import Callable
+
+import astor
+import numpy as np
+
+from ..ad import rules
+from ..errors import IRError
+from ..ir.names import Namespace
+
+#: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
+STRUCTURAL_EMIT: dict[str, Callable] = {}
+
+
+def to_source(fn, comments: bool = True) -> tuple[str, dict]:
+    """The Python source of ``fn`` and the namespace dict it must run in."""
+    ctx = EmitContext(fn, comments)
+    tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
+    return unparse(tree), ctx.namespace
+
+
+def function_name(fn) -> str:
+    """The name of the generated ``def``: ``fn.name`` as a valid, unreserved identifier."""
+    return Namespace().fresh(fn.name)
+
+
+class EmitContext:
+    """Names, namespace entries and block emission for one function.
+
+    Structural emitters receive it as ``ctx`` and use :meth:`name`,
+    :meth:`fresh`, :meth:`entry`, :meth:`expr`, :meth:`block` (the statements of
+    a nested block, comments included) and :meth:`bind` (``target = source``
+    statements, e.g. for the values a region yields).
+    """
+
+    def __init__(self, fn, comments: bool = True):
+        self.fn = fn
+        self.comments = comments
+        self.namespace: dict = {"np": np, "math": math}
+        self._ns = Namespace(taken=self.namespace)
+        self._names: dict[int, str] = {}
+        self._entries: dict[int, str] = {}
+        self._last_where = None
+        self._name_block(fn.body)
+        # after the values, so a local named like the function keeps its name;
+        # reserved, so no namespace entry can overwrite the function
+        self.fn_name = function_name(fn)
+        self._ns.reserve(self.fn_name)
+
+    # -- names -----------------------------------------------------------------
+    def _name_block(self, block) -> None:
+        for v in block.args:
+            self._names[id(v)] = self._ns.fresh(v.hint)
+        for op in block.ops:
+            for v in op.results:
+                self._names[id(v)] = self._ns.fresh(v.hint)
+            for region in op.regions:
+                self._name_block(region)
+
+    def name(self, value) -> str:
+        try:
+            return self._names[id(value)]
+        except KeyError:
+            raise IRError(f"codegen: {value!r} is used but not defined in {self.fn.name}") from None
+
+    def fresh(self, hint: str | None) -> str:
+        """A new local name (loop counters, lists of saved values ...)."""
+        return self._ns.fresh(hint)
+
+    def entry(self, obj, hint: str) -> str:
+        """The name under which ``obj`` is in the namespace dict (added once per object)."""
+        key = id(obj)  # the dict keeps obj alive, so its id is not reused
+        if key not in self._entries:
+            name = self._ns.fresh(hint)
+            self.namespace[name] = obj
+            self._entries[key] = name
+        return self._entries[key]
+
+    # -- statements ------------------------------------------------------------
+    def function_def(self) -> ast.FunctionDef:
+        args = [ast.arg(arg=self.name(a)) for a in self.fn.args]
+        body = self.block(self.fn.body)
+        outputs = [_load(self.name(v)) for v in self.fn.outputs]
+        body.append(ast.Return(value=ast.Tuple(elts=outputs, ctx=ast.Load())))
+        signature = ast.arguments(posonlyargs=[], args=args, vararg=None, kwonlyargs=[],
+                                  kw_defaults=[], kwarg=None, defaults=[])
+        return ast.FunctionDef(name=self.fn_name, args=signature, body=body,
+                               decorator_list=[], returns=None, type_comment=None)
+
+    def block(self, block) -> list:
+        """The statements of ``block``'s ops (not of its yields: see :meth:`bind`)."""
+        out: list = []
+        for op in block.ops:
+            out.extend(self._comment(op.loc))
+            out.extend(self._op(op))
+        return out
+
+    def bind(self, targets, sources) -> list:
+        """``target = source`` for each pair of values."""
+        return [assign([self.name(t)], _load(self.name(s))) for t, s in zip(targets, sources,
+                                                                          strict=True)]
+
+    def _comment(self, loc) -> list:
+        # one comment per run of ops from the same user line, not one per op
+        where = None if loc is None else (loc.file, loc.line)
+        if where == self._last_where:
+            return []
+        self._last_where = where
+        if loc is None or not self.comments:
+            return []
+        return [Comment(text=comment_text(loc))]
+
+    def _op(self, op) -> list:
+        special = STRUCTURAL_EMIT.get(op.prim)
+        if special is not None:
+            return special(op, self)
+        value = self.expr(self._call_source(op, rules.get(op.prim)), op)
+        return [assign([self.name(r) for r in op.results], value)]
+
+    # -- expressions -----------------------------------------------------------
+    def expr(self, source: str, op=None) -> ast.expr:
+        """``source`` parsed as one expression."""
+        try:
+            return ast.parse(source, mode="eval").body
+        except SyntaxError:
+            what = f"primitive {op.prim!r}" if op is not None else "codegen"
+            raise IRError(f"{what} produced invalid Python: {source!r}") from None
+
+    def _call_source(self, op, prim) -> str:
+        inputs = [self.name(v) for v in op.inputs]
+        if callable(prim.emit):
+            return prim.emit(inputs, **{k: self._param(op, k) for k in op.params})
+        n, used = rules.template_fields(prim.emit)
+        missing = [k for k in used if k not in op.params]
+        if missing or n != len(inputs):
+            raise IRError(f"codegen: a {op.prim!r} op with {len(inputs)} inputs and params "
+                          f"{sorted(op.params)} does not fit its template {prim.emit!r}")
+        return prim.emit.format(*inputs, **{k: self._param(op, k) for k in used})
+
+    def _param(self, op, key: str) -> str:
+        value = op.params[key]
+        source = literal(value)
+        if source is None:
+            hint = op.results[0].hint if op.results and op.results[0].hint else op.prim
+            source = self.entry(value, f"{hint}_{key}")
+        # parenthesised so that substitution never changes precedence (``{p} ** 2``
+        # with p = -2); astor drops the parentheses wherever they are redundant
+        return f"({source})"
+
+
+# -- literals --------------------------------------------------------------------
+
+def literal(value) -> str | None:
+    """Python source evaluating to ``value`` with its exact type, or None if there is none.
+
+    The one exception: a dtype is written as its scalar type (``np.float32``), which
+    reads better and which NumPy accepts wherever it accepts the dtype.
+
+    >>> literal(2), literal(2.0), literal(float('-inf')), literal((1, None, 'a'))
+    ('2', '2.0', '-math.inf', "(1, None, 'a')")
+    >>> literal(np.dtype('float32')), literal(np.float32(1)) is None
+    ('np.float32', True)
+    """
+    kind = type(value)  # exact types: a float subclass (np.float64) must keep its type
+    if value is None or value is Ellipsis or kind in (bool, int, str):
+        return repr(value)
+    if kind is float:
+        return _float(value)
+    if kind is complex:
+        return f"complex({_float(value.real)}, {_float(value.imag)})"
+    if kind in (tuple, list, slice):
+        return _sequence(value)
+    if isinstance(value, np.dtype):
+        return _numpy_type(value.type) if np.dtype(value.type) == value else None
+    if isinstance(value, type):
+        return value.__name__ if value in (bool, int, float, complex, str) else _numpy_type(value)
+    return None
+
+
+def _float(x: float) -> str:
+    if math.isnan(x):
+        return "math.nan"
+    if math.isinf(x):
+        return "math.inf" if x > 0 else "-math.inf"
+    return repr(x)
+
+
+def _sequence(value) -> str | None:
+    items = [value.start, value.stop, value.step] if type(value) is slice else value
+    parts = [literal(v) for v in items]
+    if None in parts:
+        return None
+    if type(value) is slice:
+        return f"slice({', '.join(parts)})"
+    if type(value) is list:
+        return f"[{', '.join(parts)}]"
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _numpy_type(t: type) -> str | None:
+    return f"np.{t.__name__}" if getattr(np, t.__name__, None) is t else None
+
+
+# -- nodes and writing -----------------------------------------------------------
+
+class Comment(ast.stmt):
+    """A ``# text`` line; astor writes it, the compiler never sees a node for it."""
+
+    _fields = ("text",)
+
+
+def comment_text(loc) -> str:
+    """``model.py:12: z = x * y`` for the user's line at ``loc``."""
+    lines = loc.text.strip().splitlines()  # a comment must stay on one line
+    text = lines[0].strip() if lines else ""
+    head = f"{os.path.basename(loc.file)}:{loc.line}"
+    return f"{head}: {text}" if text else head
+
+
+def assign(targets: list, value: ast.expr) -> ast.stmt:
+    """``a = value``, or ``a, b = value`` for several targets (``value`` alone for none)."""
+    if not targets:
+        return ast.Expr(value=value)
+    stores = [ast.Name(id=t, ctx=ast.Store()) for t in targets]
+    target = stores[0] if len(stores) == 1 else ast.Tuple(elts=stores, ctx=ast.Store())
+    return ast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+class _Writer(astor.SourceGenerator):
+    """astor's generator plus :class:`Comment` lines and ``return (a,)`` with parentheses."""
+
+    def visit_Comment(self, node):
+        self.statement(node, "# " + node.text)
+
+    def visit_Return(self, node):
+        if not isinstance(node.value, ast.Tuple):
+            return super().visit_Return(node)
+        elts = node.value.elts
+        self.statement(node, "return (")
+        self.comma_list(elts, len(elts) == 1)
+        self.write(")")
+
+
+def unparse(tree: ast.AST) -> str:
+    """Source of ``tree``; long lines stay whole (one statement per line)."""
+    return astor.to_source(tree, pretty_source="".join, source_generator_class=_Writer)
