@@ -1,0 +1,16 @@
+"""ad_compiler.nn: Cells, Parameters, layers and losses, mirroring ``mindspore.nn``.
+
+``Parameter`` and ``ParameterTuple`` are defined here; the top-level package
+re-exports them as ``ad_compiler.Parameter`` / ``ad_compiler.ParameterTuple``.
+"""
+from .cell import Cell
+from .layers import CellList, Dense, ReLU, SequentialCell, Sigmoid, Softmax, Tanh, get_activation
+from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
+from .parameter import Parameter, ParameterTuple
+
+__all__ = [
+    "Cell", "Parameter", "ParameterTuple",
+    "Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "get_activation",
+    "SequentialCell", "CellList",
+    "MSELoss", "SoftmaxCrossEntropyWithLogits",
+]

@@ -1,0 +1,314 @@
+"""Layers: Dense, activations, and the SequentialCell / CellList containers.
+
+Invariants:
+
+- Every ``construct`` here is written in the subset the compiler lifts: straight
+  line NumPy code on its arguments and ``self``'s Parameters, sub-cell calls, and
+  ``if`` only on configuration fixed at construction (``self.has_bias``).
+  SequentialCell's loop over its (fixed) list of cells is the one exception.
+- Eagerly, ``construct`` works on Tensors (and on ndarrays) because it only uses
+  operators and NumPy functions, which Tensor dispatches; wherever a Parameter
+  takes part the result is a Tensor.
+- Weights are drawn from ``np.random``'s global generator, so ``np.random.seed``
+  makes them reproducible. Dense follows MindSpore 2.x: weight ``(out, in)``,
+  both weight and bias uniform in ``±1/sqrt(in_channels)`` unless given.
+- ReLU is written with ``np.where`` (not ``np.maximum``) so that its derivative
+  at 0 is 0, while ``maximum`` splits ties 50/50.
+
+>>> np.random.seed(0)
+>>> fc = Dense(3, 2, activation="relu")
+>>> fc
+Dense<
+  input_channels=3, output_channels=2, has_bias=True, activation=ReLU<>
+  (activation): ReLU<>
+  >
+>>> [(p.name, p.shape) for p in fc.trainable_params()]
+[('weight', (2, 3)), ('bias', (2,))]
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import dtype as _mstype
+from ..tensor import unwrap
+from .cell import Cell
+from .parameter import Parameter
+
+__all__ = ["Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "SequentialCell", "CellList",
+           "get_activation"]
+
+
+# ------------------------------------------------------------------ activations
+class ReLU(Cell):
+    """``max(x, 0)`` elementwise, with derivative 0 at 0."""
+
+    def construct(self, x):
+        return np.where(x > 0, x, 0)
+
+
+class Sigmoid(Cell):
+    """``1 / (1 + exp(-x))`` elementwise."""
+
+    def construct(self, x):
+        # The tanh form cannot overflow, and neither can its derivative.
+        return 0.5 * (np.tanh(0.5 * x) + 1)
+
+
+class Tanh(Cell):
+    def construct(self, x):
+        return np.tanh(x)
+
+
+class Softmax(Cell):
+    """``exp(x) / sum(exp(x))`` along ``axis`` (default: the last)."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = axis
+
+    def construct(self, x):
+        # Shifting by the max changes nothing mathematically and keeps exp finite.
+        e = np.exp(x - np.max(x, axis=self.axis, keepdims=True))
+        return e / np.sum(e, axis=self.axis, keepdims=True)
+
+    def extend_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+_ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "softmax": Softmax}
+
+
+def get_activation(name: str) -> Cell:
+    """A new activation Cell by name (``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softmax'``)."""
+    key = name.lower()
+    if key not in _ACTIVATIONS:
+        raise KeyError(f"unknown activation {name!r}; expected one of {sorted(_ACTIVATIONS)}")
+    return _ACTIVATIONS[key]()
+
+
+# ------------------------------------------------------------------ initial values
+def _initial_value(init, shape: tuple, np_dtype, fan_in: int, fan_out: int) -> np.ndarray:
+    """An array of ``shape`` from an initializer name, a number, an array or a Tensor."""
+    if isinstance(init, str):
+        arr = _named_init(init.lower(), shape, fan_in, fan_out)
+    elif isinstance(init, (int, float)) and not isinstance(init, bool):
+        arr = np.full(shape, init)
+    else:
+        arr = np.asarray(unwrap(init))
+        if arr.shape != tuple(shape):
+            raise ValueError(f"initial value has shape {arr.shape}, expected {tuple(shape)}")
+    return arr.astype(np_dtype)
+
+
+def _named_init(name: str, shape: tuple, fan_in: int, fan_out: int) -> np.ndarray:
+    if name == "zeros":
+        return np.zeros(shape)
+    if name == "ones":
+        return np.ones(shape)
+    if name == "normal":
+        return np.random.normal(0.0, 0.01, shape)       # MindSpore's Normal(sigma=0.01)
+    if name == "uniform":
+        return np.random.uniform(-0.07, 0.07, shape)    # MindSpore's Uniform(scale=0.07)
+    if name in ("he_uniform", "heuniform"):
+        bound = math.sqrt(6.0 / fan_in)
+        return np.random.uniform(-bound, bound, shape)
+    if name in ("he_normal", "henormal"):
+        return np.random.normal(0.0, math.sqrt(2.0 / fan_in), shape)
+    if name in ("xavier_uniform", "xavieruniform"):
+        bound = math.sqrt(6.0 / (fan_in + fan_out))
+        return np.random.uniform(-bound, bound, shape)
+    raise ValueError(f"unknown initializer {name!r}; use zeros, ones, normal, uniform, "
+                     f"he_uniform, he_normal, xavier_uniform, a number, an array or a Tensor")
+
+
+# ------------------------------------------------------------------ Dense
+class Dense(Cell):
+    """Fully connected layer: ``activation(x @ weight.T + bias)``.
+
+    Args:
+        in_channels, out_channels: sizes of the last axis of input and output.
+        weight_init: None (MindSpore 2.x default: uniform in ``±1/sqrt(in_channels)``,
+            i.e. HeUniform(sqrt(5))), an initializer name, a number, an ndarray or a
+            Tensor of shape ``(out_channels, in_channels)``.
+        bias_init: None (uniform in ``±1/sqrt(in_channels)``) or as ``weight_init``,
+            shape ``(out_channels,)``.
+        has_bias: whether to add the bias.
+        activation: None, a name (``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softmax'``)
+            or a Cell / callable applied to the output.
+        dtype: dtype of the Parameters (default float32).
+    """
+
+    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
+                 has_bias=True, activation=None, dtype=_mstype.float32):
+        super().__init__()
+        self.in_channels = _positive_int(in_channels, "in_channels")
+        self.out_channels = _positive_int(out_channels, "out_channels")
+        self.has_bias = bool(has_bias)
+        np_dtype = _mstype.to_numpy_dtype(dtype)
+        bound = 1.0 / math.sqrt(in_channels)
+        shape = (out_channels, in_channels)
+        weight = (np.random.uniform(-bound, bound, shape).astype(np_dtype) if weight_init is None
+                  else _initial_value(weight_init, shape, np_dtype, in_channels, out_channels))
+        self.weight = Parameter(weight, name="weight")
+        self.bias = None
+        if self.has_bias:
+            bias = (np.random.uniform(-bound, bound, out_channels).astype(np_dtype)
+                    if bias_init is None
+                    else _initial_value(bias_init, (out_channels,), np_dtype, in_channels, out_channels))
+            self.bias = Parameter(bias, name="bias")
+        self.activation = get_activation(activation) if isinstance(activation, str) else activation
+        if self.activation is not None and not callable(self.activation):
+            raise TypeError(f"Dense activation must be a name, a Cell or a callable, "
+                            f"got {type(activation).__name__}")
+        self.activation_flag = self.activation is not None
+
+    def construct(self, x):
+        out = x @ self.weight.T
+        if self.has_bias:
+            out = out + self.bias
+        if self.activation_flag:
+            out = self.activation(out)
+        return out
+
+    def extend_repr(self) -> str:
+        s = f"input_channels={self.in_channels}, output_channels={self.out_channels}"
+        if self.has_bias:
+            s += f", has_bias={self.has_bias}"
+        if self.activation_flag:
+            s += f", activation={self.activation}"
+        return s
+
+
+def _positive_int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"Dense {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
+# ------------------------------------------------------------------ containers
+class SequentialCell(Cell):
+    """Cells applied one after another; children are named ``'0'``, ``'1'`` ...
+
+    Accepts cells as arguments, one list of cells, or one OrderedDict of named cells.
+    """
+
+    def __init__(self, *args):
+        super().__init__()
+        for name, cell in _named_children(args):
+            self._add_child(name, cell)
+        self.cell_list = list(self._cells.values())
+
+    def _add_child(self, name: str, cell: Cell) -> None:
+        _check_cell(cell, type(self).__name__)
+        self.insert_child_to_cell(name, cell)
+        cell.update_parameters_name(name + ".")
+
+    def construct(self, input_data):
+        for cell in self.cell_list:
+            input_data = cell(input_data)
+        return input_data
+
+    def append(self, cell: Cell) -> "SequentialCell":
+        self._add_child(str(len(self)), cell)
+        self.cell_list = list(self._cells.values())
+        return self
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._cells.values())[index])
+        return list(self._cells.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells.values())
+
+
+class CellList(Cell):
+    """A list of Cells registered as children ``'0'``, ``'1'`` ...; it has no construct.
+
+    >>> cl = CellList([ReLU(), Tanh()])
+    >>> len(cl), [name for name, _ in cl.cells_and_names()]
+    (2, ['', '0', '1'])
+    """
+
+    def __init__(self, args=None):
+        super().__init__()
+        if args is not None:
+            self.extend(args)
+
+    def append(self, cell: Cell) -> "CellList":
+        _check_cell(cell, type(self).__name__)
+        index = str(len(self))
+        if self._auto_prefix:
+            cell.update_parameters_name(index + ".")
+        self.insert_child_to_cell(index, cell)
+        return self
+
+    def extend(self, cells) -> "CellList":
+        for cell in cells:
+            self.append(cell)
+        return self
+
+    def insert(self, index: int, cell: Cell) -> None:
+        _check_cell(cell, type(self).__name__)
+        cells = list(self._cells.values())
+        index = _clamp(index, len(cells))
+        cells.insert(index, cell)
+        if self._auto_prefix:
+            cell.update_parameters_name(f"{index}.")
+        self._renumber(cells)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._cells.values())[index])
+        return list(self._cells.values())[index]
+
+    def __setitem__(self, index: int, cell: Cell) -> None:
+        _check_cell(cell, type(self).__name__)
+        cells = list(self._cells.values())
+        cells[index] = cell
+        self._renumber(cells)
+
+    def __delitem__(self, index) -> None:
+        cells = list(self._cells.values())
+        del cells[index]
+        self._renumber(cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells.values())
+
+    def _renumber(self, cells: list) -> None:
+        self._cells.clear()
+        for i, cell in enumerate(cells):
+            self._cells[str(i)] = cell
+
+    def construct(self, *inputs):
+        raise NotImplementedError("CellList is a container; call its cells from a construct")
+
+
+def _named_children(args: tuple):
+    """``(name, cell)`` pairs from SequentialCell's arguments."""
+    if len(args) == 1 and isinstance(args[0], OrderedDict):
+        return list(args[0].items())
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    return [(str(i), cell) for i, cell in enumerate(args)]
+
+
+def _check_cell(cell, owner: str) -> None:
+    if not isinstance(cell, Cell):
+        raise TypeError(f"{owner} holds Cells, got {type(cell).__name__}")
+
+
+def _clamp(index: int, n: int) -> int:
+    if index < 0:
+        index += n
+    return min(max(index, 0), n)
