@@ -1,1 +1,23 @@
-"""ad_compiler: source-to-source automatic differentiation of NumPy code."""
+"""ad_compiler: source-to-source automatic differentiation of NumPy code.
+
+It reads a Python/NumPy function (or an ``nn.Cell``'s ``construct``), lifts it to
+an SSA IR, derives the adjoint as IR, and emits plain Python source calling
+NumPy, compiled and cached per input signature. The public API mirrors
+MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOperation``,
+``ms.Tensor``, ``ms.nn.Cell`` ... at the same places.
+"""
+from . import dtype, nn, ops
+from .api.grad import GradOperation, grad, value_and_grad
+from .api.transforms import adjoint_ir, adjoint_source
+from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
+                    uint8)
+from .nn import Parameter, ParameterTuple
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "Parameter", "ParameterTuple", "dtype", "nn", "ops",
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
+    "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
+]

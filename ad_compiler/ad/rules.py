@@ -158,6 +158,8 @@ def find_lowering(obj) -> Callable | None:
     hit = _LOWERINGS.get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]
+    if isinstance(obj, type):  # a class's __ad_lower__ is for its instances
+        return None
     lower = getattr(obj, "__ad_lower__", None)
     return lower if callable(lower) else None
 

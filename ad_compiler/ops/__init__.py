@@ -1,5 +1,13 @@
-"""Primitive declarations, one module per family.
+"""``ad_compiler.ops``: MindSpore's ``ops`` namespace, and the primitive declarations.
 
-Importing this package registers every primitive, its lowerings and methods.
+Importing this package registers every primitive family (elementwise,
+reduction, shape, linalg, nn_ops) with its lowerings and methods, and exposes
+the public functional and class forms (``ops.exp``, ``ops.MatMul`` ...) and the
+gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
-from . import elementwise, reduction, shape  # noqa: F401  (registration side effects)
+from . import elementwise, linalg, nn_ops, reduction, shape  # noqa: F401  (registration)
+from .operations import *  # noqa: F401,F403
+from .operations import __all__ as _operations_all
+from ..api.grad import GradOperation, grad, value_and_grad
+
+__all__ = list(_operations_all) + ["GradOperation", "grad", "value_and_grad"]

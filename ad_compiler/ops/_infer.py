@@ -59,3 +59,28 @@ def normalize_axis(axis, ndim: int) -> tuple[int, ...]:
             raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))
+
+
+def promote(*types: AType) -> AType:
+    """A shape-``()`` type with NumPy's result dtype of ``types`` (weak numbers stay weak)."""
+    dtype = np.result_type(*(sample(t) for t in types))
+    return AType((), dtype, all(t.weak for t in types))
+
+
+def view_shape(func, t: AType, **params) -> tuple[int, ...]:
+    """The shape ``func`` (a view-making NumPy function) gives an array of type ``t``.
+
+    Runs ``func`` on a zero-strided dummy of ``t``'s shape, so no memory is
+    allocated however large the shape, and NumPy itself validates the params.
+    """
+    dummy = np.broadcast_to(np.empty((), dtype=bool), t.shape)
+    return tuple(func(dummy, **params).shape)
+
+
+def static_axis(axis):
+    """``axis`` as a hashable, printable param: None, an int, or a tuple of ints."""
+    if axis is None:
+        return None
+    if isinstance(axis, (int, np.integer)):
+        return int(axis)
+    return tuple(int(a) for a in axis)

@@ -1,11 +1,22 @@
-"""Reductions: sum, mean, max/min, and their lowerings (np.sum, x.sum(), ops.sum ...)."""
+"""Reductions: sum, mean, max, min, and their lowerings (np.sum, x.sum(), ...).
+
+Invariants:
+
+* params are ``axis`` (None, int or tuple; normalised by ``_infer.static_axis``)
+  and ``keepdims`` (bool), exactly NumPy's meaning (``axis=()`` reduces nothing);
+* a VJP puts the reduced axes back with a reshape (``keep_dims_of``), lets
+  broadcasting do the rest where it can, and returns a cotangent of ``x``'s type;
+* max/min send the gradient to the positions that attain the extremum,
+  split evenly among ties (as ``maximum``/``minimum`` do).
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from ..ad.rules import ex, primitive
+from ..ad.rules import ex, lowering, method, primitive
+from ..errors import UnsupportedOperationError
 from ..ir.core import AType
-from ._infer import normalize_axis, result_type
+from ._infer import as_float, normalize_axis, result_type, static_axis
 
 F = "reduction"
 
@@ -22,18 +33,34 @@ def reduce_infer(name):
     return infer
 
 
+def keep_dims_of(b, r, x, axis, keepdims):
+    """A reduced value ``r`` reshaped to keep the reduced axes of ``x`` as size 1."""
+    xt = b.type_of(x)
+    if keepdims or not xt.ndim:
+        return r
+    axes = normalize_axis(axis, xt.ndim)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(xt.shape))
+    return r if b.type_of(r).shape == kept else b.reshape(r, shape=kept)
+
+
 def expand_to(b, ct, x, axis, keepdims):
     """Broadcast a reduced cotangent ``ct`` back to the shape of ``x``."""
+    ct = keep_dims_of(b, ct, x, axis, keepdims)
     xt = b.type_of(x)
-    if not keepdims and xt.ndim:
-        axes = normalize_axis(axis, xt.ndim)
-        kept = tuple(1 if i in axes else d for i, d in enumerate(xt.shape))
-        if b.type_of(ct).shape != kept:
-            ct = b.reshape(ct, shape=kept)
     if b.type_of(ct).shape != xt.shape:
         ct = b.broadcast_to(ct, shape=xt.shape)
     return ct
 
+
+def reduced_count(xt: AType, axis) -> int:
+    """How many elements of ``x`` each output element of a reduction combines."""
+    return int(np.prod([xt.shape[i] for i in normalize_axis(axis, xt.ndim)], dtype=np.int64))
+
+
+REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims=False),
+                   ex((2, 3), axis=(0,), keepdims=True), ex((2, 3, 4), axis=(0, 2), keepdims=False),
+                   ex((2, 3), axis=-1, keepdims=True), ex((2, 3), axis=(), keepdims=False),
+                   ex(float, axis=None, keepdims=False))
 
 primitive(
     "sum", emit="np.sum({0}, axis={axis}, keepdims={keepdims})", infer=reduce_infer("sum"),
@@ -42,6 +69,86 @@ primitive(
         b.fit(expand_to(b, ct, x, axis, keepdims), x),),
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(t[0], axis=axis,
                                                                  keepdims=keepdims),
-    examples=[ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims=False),
-              ex((2, 3), axis=(0,), keepdims=True), ex((2, 3, 4), axis=(0, 2), keepdims=False)],
+    examples=REDUCE_EXAMPLES,
 )
+
+
+def _mean_scale(b, g, x, axis):
+    """``g / n``: an int divisor keeps g's dtype and reads as the user's formula."""
+    return b.div(g, b.const(max(reduced_count(b.type_of(x), axis), 1)))
+
+
+primitive(
+    "mean", emit="np.mean({0}, axis={axis}, keepdims={keepdims})", infer=reduce_infer("mean"),
+    family=F,
+    vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
+        b.fit(expand_to(b, _mean_scale(b, ct, x, axis), x, axis, keepdims), x),),
+    jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.mean(t[0], axis=axis,
+                                                                  keepdims=keepdims),
+    examples=REDUCE_EXAMPLES,
+)
+
+
+def _hit_weights(b, out, x, axis, keepdims):
+    """1/k at each of the k positions of ``x`` equal to the reduced extremum ``out``, else 0."""
+    hits = b.equal(x, keep_dims_of(b, out, x, axis, keepdims))
+    hits = b.cast(hits, dtype=as_float(b.type_of(out)).dtype)
+    return b.div(hits, b.sum(hits, axis=axis, keepdims=True))
+
+
+def _extremum(name):
+    def vjp(b, ct, out, x, *, axis=None, keepdims=False):
+        w = _hit_weights(b, out, x, axis, keepdims)
+        return (b.fit(b.mul(keep_dims_of(b, ct, x, axis, keepdims), w), x),)
+
+    def jvp(b, t, out, x, *, axis=None, keepdims=False):
+        w = _hit_weights(b, out, x, axis, keepdims)
+        return b.sum(b.mul(t[0], w), axis=axis, keepdims=keepdims)
+
+    ties = [ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),
+            ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
+    primitive(name, emit=f"np.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})",
+              infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F,
+              examples=[*REDUCE_EXAMPLES, *ties])
+
+
+_extremum("max")
+_extremum("min")
+
+
+# -- lowerings ----------------------------------------------------------------------
+
+def _reduce(b, prim, a, axis, out, keepdims, keep_dims, dtype=None):
+    if out is not None:
+        raise UnsupportedOperationError(f"{prim}(..., out=...) is not supported",
+                                        hint="use the returned value instead of out=")
+    x = b.const(a)
+    if dtype is not None and np.dtype(dtype) != b.type_of(x).dtype:
+        x = b.cast(x, dtype=np.dtype(dtype))
+    keepdims = keepdims if keep_dims is None else keep_dims
+    return b.emit(prim, x, axis=static_axis(axis), keepdims=bool(keepdims))
+
+
+@lowering(np.sum)
+@method("sum")
+def lower_sum(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
+    """``np.sum`` / ``x.sum()``; ``keep_dims`` is the Tensor spelling of ``keepdims``."""
+    return _reduce(b, "sum", a, axis, out, keepdims, keep_dims, dtype)
+
+
+@lowering(np.mean)
+@method("mean")
+def lower_mean(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
+    return _reduce(b, "mean", a, axis, out, keepdims, keep_dims, dtype)
+
+
+@lowering(np.max, np.amax)
+@method("max")
+def lower_max(b, a, axis=None, out=None, keepdims=False, *, keep_dims=None):
+    return _reduce(b, "max", a, axis, out, keepdims, keep_dims)
+
+
+@lowering(np.min, np.amin)
+@method("min")
+def lower_min(b, a, axis=None, out=None, keepdims=False, *, keep_dims=None):
+    return _reduce(b, "min", a, axis, out, keepdims, keep_dims)

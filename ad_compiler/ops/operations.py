@@ -1,0 +1,342 @@
+"""MindSpore-style ``ops``: functional forms (``ops.exp``) and class forms (``ops.MatMul()``).
+
+Every operation here is defined once, as a *lowering* ``lower(b, *args, **kwargs)``
+over the builder interface, and used in two ways:
+
+* compiled code: the functional form is registered as a lowering of itself, and a
+  class-form instance exposes ``__ad_lower__`` (found by ``rules.find_lowering``),
+  so ``ops.exp(x)`` or ``self.matmul(x, w)`` in a Cell lowers to primitives;
+* eager calls: the same lowering runs on an :class:`EagerBuilder`, which executes
+  each primitive at once on the unwrapped arrays.
+
+Invariants: eager and compiled results are the same code path; a Tensor among
+the inputs gives a Tensor result, ndarrays and Python numbers give plain NumPy
+results; static arguments (axes, shapes, flags) keep MindSpore's names and
+meanings (``axis=()`` means all axes in the reductions, as in MindSpore).
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import tensor as _tensor
+from ..ad.rules import find_lowering, register_lowering
+from ..ir.builder import EagerBuilder
+from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
+
+_EAGER = EagerBuilder()  # stateless in eager mode: ops run at once, nothing is recorded
+
+
+def _unwrap(value, seen: list):
+    """``value`` with Tensors replaced by their arrays (inside lists and tuples too)."""
+    if isinstance(value, _tensor.Tensor):
+        seen.append(True)
+        return _tensor.unwrap(value)
+    if type(value) in (list, tuple):
+        return type(value)(_unwrap(v, seen) for v in value)
+    return value
+
+
+def run_eager(lower, args, kwargs):
+    """Run ``lower`` on concrete values; Tensor in, Tensor out."""
+    seen: list = []
+    args = [_unwrap(a, seen) for a in args]
+    kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
+    out = lower(_EAGER, *args, **kwargs)
+    return _tensor.wrap(out) if seen else out
+
+
+def functional(lower, name: str | None = None):
+    """The public function of a lowering: eager when called, the lowering when compiled."""
+    def op(*args, **kwargs):
+        return run_eager(lower, args, kwargs)
+
+    op.__name__ = op.__qualname__ = name or lower.__name__
+    op.__doc__ = lower.__doc__
+    op.__module__ = __name__
+    signature = inspect.signature(lower)  # help(ops.sum) shows (input, dim=None, ...)
+    op.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    register_lowering(op, lower)
+    return op
+
+
+def _same_as(numpy_fn, name):
+    """The functional form that lowers exactly as ``numpy_fn`` does."""
+    op = functional(find_lowering(numpy_fn), name)
+    op.__doc__ = f"``ops.{name}``: computes and differentiates as ``np.{numpy_fn.__name__}``."
+    return op
+
+
+def _prim_lowering(prim: str):
+    def lower(b, x):
+        return b.emit(prim, b.const(x))
+    lower.__name__ = prim
+    lower.__doc__ = f"Elementwise ``{prim}``."
+    return lower
+
+
+def _ms_axis(axis):
+    """MindSpore writes "every axis" as ``()`` (or None)."""
+    return None if axis is None or axis == () or axis == [] else axis
+
+
+# -- functional forms -------------------------------------------------------------------
+
+exp = _same_as(np.exp, "exp")
+log = _same_as(np.log, "log")
+sin = _same_as(np.sin, "sin")
+cos = _same_as(np.cos, "cos")
+tanh = _same_as(np.tanh, "tanh")
+sqrt = _same_as(np.sqrt, "sqrt")
+square = _same_as(np.square, "square")
+abs = _same_as(np.abs, "abs")  # noqa: A001 - MindSpore's name
+neg = _same_as(np.negative, "neg")
+add = _same_as(np.add, "add")
+sub = _same_as(np.subtract, "sub")
+mul = _same_as(np.multiply, "mul")
+div = _same_as(np.divide, "div")
+pow = _same_as(np.power, "pow")  # noqa: A001 - MindSpore's name
+matmul = _same_as(np.matmul, "matmul")
+maximum = _same_as(np.maximum, "maximum")
+minimum = _same_as(np.minimum, "minimum")
+where = _same_as(np.where, "where")
+sigmoid = functional(_prim_lowering("sigmoid"))
+relu = functional(_prim_lowering("relu"))
+softmax = functional(_nn.lower_softmax, "softmax")
+log_softmax = functional(_nn.lower_log_softmax, "log_softmax")
+
+
+@functional
+def sum(b, input, dim=None, keepdim=False):  # noqa: A001 - MindSpore's name
+    """``ops.sum(input, dim=None, keepdim=False)``: the sum over ``dim`` (all axes for None)."""
+    return _reduction.lower_sum(b, input, axis=_ms_axis(dim), keepdims=keepdim)
+
+
+@functional
+def mean(b, x, axis=None, keep_dims=False):
+    """``ops.mean(x, axis=None, keep_dims=False)``; ``axis=()`` also means every axis."""
+    return _reduction.lower_mean(b, x, axis=_ms_axis(axis), keepdims=keep_dims)
+
+
+@functional
+def transpose(b, input_x, input_perm):
+    """``ops.transpose(x, input_perm)``: the axes of ``x`` permuted."""
+    return _shape.transpose_to(b, input_x, tuple(input_perm))
+
+
+@functional
+def reshape(b, input, shape):
+    """``ops.reshape(input, shape)``; ``-1`` stands for the remaining size."""
+    return _shape.reshape_to(b, input, shape)
+
+
+@functional
+def expand_dims(b, input_x, axis):
+    return _shape.lower_expand_dims(b, input_x, axis)
+
+
+@functional
+def squeeze(b, input, axis=None):
+    """``ops.squeeze(x, axis=None)``: drop size-1 axes (all of them for None or ``()``)."""
+    return _shape.lower_squeeze(b, input, _ms_axis(axis))
+
+
+@functional
+def concat(b, tensors, axis=0):
+    return _shape.concat_list(b, tensors, axis)
+
+
+@functional
+def stack(b, tensors, axis=0):
+    return _shape.stack_list(b, tensors, axis)
+
+
+def _lower_stop_gradient(b, value):
+    """The value, held constant by the derivative; tuples and lists element by element."""
+    if type(value) in (tuple, list):
+        return type(value)(_lower_stop_gradient(b, v) for v in value)
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    return b.stop_gradient(b.const(value))
+
+
+def stop_gradient(value):
+    """``value`` itself; compiled code treats it as a constant of the backward pass."""
+    return value
+
+
+register_lowering(stop_gradient, _lower_stop_gradient)
+
+
+# -- class forms ---------------------------------------------------------------------------
+
+class Primitive:
+    """Base of the class-form ops: configured at construction, applied by calling.
+
+    Subclasses define ``__ad_lower__(self, b, *args, **kwargs)``; calling an
+    instance runs that same lowering eagerly. Constructing one inside compiled
+    code (``ops.ReduceSum(keep_dims=True)(x, 1)``) happens at compile time: the
+    configuration is static, the instance is an ordinary Python object there.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_lowering(cls, _construct_statically(cls))
+
+    def __call__(self, *args, **kwargs):
+        return run_eager(self.__ad_lower__, args, kwargs)
+
+    def __ad_lower__(self, b, *args, **kwargs):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        config = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"Prim[{type(self).__name__}]" + (f"<{config}>" if config else "")
+
+
+def _construct_statically(cls):
+    def construct(b, *args, **kwargs):
+        return cls(*args, **kwargs)
+    construct.__name__ = f"construct_{cls.__name__}"
+    return construct
+
+
+def _simple(name: str, fn) -> type:
+    """A class form with no configuration that applies the functional form ``fn``."""
+    lower = find_lowering(fn)
+
+    def __ad_lower__(self, b, *args, **kwargs):
+        return lower(b, *args, **kwargs)
+
+    doc = f"Class form of ``ops.{fn.__name__}``: ``ops.{name}()(*inputs)``."
+    return type(name, (Primitive,), {"__ad_lower__": __ad_lower__, "__doc__": doc,
+                                     "__module__": __name__})
+
+
+Add, Sub, Mul, Div = (_simple(n, f) for n, f in (("Add", add), ("Sub", sub), ("Mul", mul),
+                                                 ("Div", div)))
+Exp, Log, Pow, Sin, Cos, Tanh = (_simple(n, f) for n, f in (
+    ("Exp", exp), ("Log", log), ("Pow", pow), ("Sin", sin), ("Cos", cos), ("Tanh", tanh)))
+Sigmoid, ReLU, Square, Sqrt, Abs, Neg = (_simple(n, f) for n, f in (
+    ("Sigmoid", sigmoid), ("ReLU", relu), ("Square", square), ("Sqrt", sqrt), ("Abs", abs),
+    ("Neg", neg)))
+Maximum, Minimum = _simple("Maximum", maximum), _simple("Minimum", minimum)
+
+
+class MatMul(Primitive):
+    """``MatMul(transpose_a=False, transpose_b=False)(a, b)``: ``a @ b``, flags transpose first."""
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        self.transpose_a = bool(transpose_a)
+        self.transpose_b = bool(transpose_b)
+
+    def __ad_lower__(self, b, x, y):
+        x, y = b.const(x), b.const(y)
+        if self.transpose_a:
+            x = _linalg.swap_last(b, x)
+        if self.transpose_b:
+            y = _linalg.swap_last(b, y)
+        return b.matmul(x, y)
+
+
+class _Reduce(Primitive):
+    _lower = None
+
+    def __init__(self, keep_dims=False):
+        self.keep_dims = bool(keep_dims)
+
+    def __ad_lower__(self, b, x, axis=()):
+        return type(self)._lower(b, x, axis=_ms_axis(axis), keepdims=self.keep_dims)
+
+
+class ReduceSum(_Reduce):
+    """``ReduceSum(keep_dims=False)(x, axis=())``: the sum over ``axis`` (``()`` = all)."""
+
+    _lower = staticmethod(_reduction.lower_sum)
+
+
+class ReduceMean(_Reduce):
+    """``ReduceMean(keep_dims=False)(x, axis=())``: the mean over ``axis`` (``()`` = all)."""
+
+    _lower = staticmethod(_reduction.lower_mean)
+
+
+class Transpose(Primitive):
+    """``Transpose()(x, perm)``."""
+
+    def __ad_lower__(self, b, x, perm):
+        return _shape.transpose_to(b, x, tuple(perm))
+
+
+class Reshape(Primitive):
+    """``Reshape()(x, shape)``."""
+
+    def __ad_lower__(self, b, x, input_shape):
+        return _shape.reshape_to(b, x, input_shape)
+
+
+class ExpandDims(Primitive):
+    """``ExpandDims()(x, axis)``."""
+
+    def __ad_lower__(self, b, x, axis):
+        return _shape.lower_expand_dims(b, x, axis)
+
+
+class _AxisOp(Primitive):
+    def __init__(self, axis=0):
+        self.axis = axis
+
+
+class Squeeze(_AxisOp):
+    """``Squeeze(axis=())(x)``: drop the size-1 ``axis`` (all size-1 axes for ``()``)."""
+
+    def __init__(self, axis=()):
+        super().__init__(axis)
+
+    def __ad_lower__(self, b, x):
+        return _shape.lower_squeeze(b, x, _ms_axis(self.axis))
+
+
+class Concat(_AxisOp):
+    """``Concat(axis=0)(tensors)``."""
+
+    def __ad_lower__(self, b, tensors):
+        return _shape.concat_list(b, tensors, self.axis)
+
+
+class Stack(_AxisOp):
+    """``Stack(axis=0)(tensors)``."""
+
+    def __ad_lower__(self, b, tensors):
+        return _shape.stack_list(b, tensors, self.axis)
+
+
+class Softmax(_AxisOp):
+    """``Softmax(axis=-1)(x)``."""
+
+    def __init__(self, axis=-1):
+        super().__init__(axis)
+
+    def __ad_lower__(self, b, x):
+        return _nn.lower_softmax(b, x, self.axis)
+
+
+class LogSoftmax(Softmax):
+    """``LogSoftmax(axis=-1)(x)``."""
+
+    def __ad_lower__(self, b, x):
+        return _nn.lower_log_softmax(b, x, self.axis)
+
+
+__all__ = [
+    "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "pow", "square", "sqrt", "abs",
+    "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
+    "transpose", "reshape", "expand_dims", "squeeze", "concat", "stack", "where", "softmax",
+    "log_softmax", "stop_gradient",
+    "Primitive", "MatMul", "Mul", "Add", "Sub", "Div", "Exp", "Log", "Pow", "Sin", "Cos", "Tanh",
+    "Sigmoid", "ReLU", "Square", "Sqrt", "Abs", "Neg", "Maximum", "Minimum", "ReduceSum",
+    "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
+    "LogSoftmax",
+]
