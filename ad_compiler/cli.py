@@ -67,7 +67,9 @@ def cmd_show(ns) -> int:
 
 
 def cmd_demo(ns) -> int:
+    import linecache
     namespace: dict = {}
+    linecache.cache["<demo>"] = (len(DEMO), None, DEMO.splitlines(True), "<demo>")
     exec(compile(DEMO, "<demo>", "exec"), namespace)
     from .api.transforms import adjoint_source
     print("# a function and its compiled gradient\n" + DEMO)

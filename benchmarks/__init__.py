@@ -1,0 +1,1 @@
+"""Benchmarks comparing compiled gradients with hand-written NumPy gradients."""
