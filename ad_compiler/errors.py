@@ -80,3 +80,19 @@ class GradRuntimeError(AdCompilerError, RuntimeError):
 
 class IRError(AdCompilerError, AssertionError):
     """An internal invariant of the IR is broken (raised by the verifier)."""
+
+
+class UnresolvedNameError(AdCompilerError, NameError):
+    """A name the user's function reads is not defined where it is read."""
+
+
+class RecursiveCallError(AdCompilerError, RecursionError):
+    """A function calls itself (directly or through others) while it is being inlined."""
+
+
+class InvalidOperandError(AdCompilerError, ValueError):
+    """Operands that cannot be combined, found at compile time (shapes, lengths, values)."""
+
+
+class UnresolvedAttributeError(AdCompilerError, AttributeError):
+    """An attribute the user's function reads does not exist on the object."""

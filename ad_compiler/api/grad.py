@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
 from ..errors import GradTypeError, GradValueError
 from . import packing
@@ -95,33 +96,11 @@ class GradFunction:
         if self.config.sens:
             args, sens = packing.split_sens(args, kwargs)
         entry = self.entry_for(args)
-        leaves, _, _ = flatten_values(args)
+        leaves, _, _ = flatten(args)
         params = [b.read_parameter(p) for p in entry.params]
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
-
-
-def flatten_values(args):
-    """Flatten IR values inside argument structures (the lowering path)."""
-    from ..ir.core import Value
-    leaves, slots = [], []
-    for a in args:
-        start = len(leaves)
-        _collect_values(a, leaves, Value)
-        slots.append((start, len(leaves)))
-    return leaves, None, slots
-
-
-def _collect_values(x, leaves, Value):
-    if isinstance(x, Value):
-        leaves.append(x)
-    elif type(x) in (tuple, list):
-        for i in x:
-            _collect_values(i, leaves, Value)
-    elif type(x) is dict:
-        for v in x.values():
-            _collect_values(v, leaves, Value)
 
 
 def _check_bool(name, value):
@@ -155,6 +134,10 @@ class GradOperation:
         self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
         self._config = Config("all" if get_all else "first", get_by_list, sens_param,
                               style="gradop")
+
+    def __ad_lower__(self, b, fn, weights=None):
+        """Inside compiled code, ``grad_op(net)`` is evaluated at compile time."""
+        return self(fn, weights)
 
     def __call__(self, fn, weights=None):
         if not self.get_by_list:
@@ -249,3 +232,14 @@ def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return
     if fn is None:
         return lambda f: GradFunction(f, config, weights)
     return GradFunction(fn, config, weights)
+
+
+def _static_lowering(api_fn):
+    """Calls of ``grad``/``value_and_grad`` inside compiled code run at compile time."""
+    def lower(b, *args, **kwargs):
+        return api_fn(*args, **kwargs)
+    return lower
+
+
+register_lowering(grad, _static_lowering(grad))
+register_lowering(value_and_grad, _static_lowering(value_and_grad))

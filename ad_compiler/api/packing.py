@@ -107,23 +107,11 @@ def pack_values(gf, entry, outs, args, b):
     it = iter(outs[entry.n_value_outs:])
     inputs = []
     for p in entry.positions:
-        start, stop = entry.slots[p]
-        inputs.append(unflatten_like_values(args[p], it))
+        inputs.append(unflatten_like(args[p], it))
     weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if entry.n_value_outs else None
     return assemble(gf.config, entry, inputs, weights, value)
-
-
-def unflatten_like_values(x, it):
-    from ..ir.core import Value
-    if isinstance(x, Value):
-        return next(it)
-    if type(x) in (tuple, list):
-        return type(x)(unflatten_like_values(i, it) for i in x)
-    if type(x) is dict:
-        return {k: unflatten_like_values(v, it) for k, v in x.items()}
-    return None
 
 
 def assemble(config, entry, inputs, weights, value):

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.core import AType
+from ..ir.core import AType, Value
 from ..tensor import Tensor
 
-TENSOR, ARRAY, NPSCALAR, PYFLOAT = "T", "A", "S", "F"
+TENSOR, ARRAY, NPSCALAR, PYFLOAT, VALUE = "T", "A", "S", "F", "V"
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ def leaf_kind(x) -> str | None:
         return NPSCALAR
     if isinstance(x, np.ndarray):
         return ARRAY
+    if isinstance(x, Value):  # an IR value: the gradient is being inlined into compiled code
+        return VALUE
     return None
 
 
@@ -79,6 +81,8 @@ def _sig(x):
     if kind is not None:
         if kind == PYFLOAT:
             return PYFLOAT
+        if kind == VALUE:
+            return (VALUE, x.type)
         arr = x.asnumpy() if kind == TENSOR else x
         return (kind, arr.dtype, arr.shape)
     t = type(x)
@@ -96,6 +100,8 @@ def _sig(x):
 def spec_of(x):
     """The argument spec the frontend lifts with: ATypes for dynamic leaves."""
     kind = leaf_kind(x)
+    if kind == VALUE:
+        return x.type
     if kind is not None:
         return AType.of(x.asnumpy() if kind == TENSOR else x)
     t = type(x)

@@ -62,6 +62,12 @@ class Builder:
     def type_of(self, v) -> AType:
         return v.type if isinstance(v, Value) else AType.of(v)
 
+    def read_parameter(self, param):
+        """The value of a Parameter in the code being built (the frontend's builder
+        makes it an input of the function it lifts)."""
+        raise TypeError(f"Parameter {getattr(param, 'name', param)!r} can only be read inside "
+                        "a function being compiled")
+
     @contextmanager
     def at(self, loc: SourceLoc | None):
         """Emit ops inside the ``with`` block with ``loc`` as their location."""
@@ -112,6 +118,10 @@ class EagerBuilder(Builder):
 
     def const(self, value, hint: str | None = None):
         return value
+
+    def read_parameter(self, param):
+        from ..tensor import unwrap
+        return unwrap(param)
 
 
 def fit(b, ct, target: AType):

@@ -1,0 +1,115 @@
+"""The frontend: a Python function (or Cell, or object with a lowering) → one IR Function.
+
+Pipeline: ``parse`` (getsource → gast, real lines) → ``fence`` (reject what is not
+handled) → ``to_ssa`` (resolve names, run the code symbolically, emit ops).
+
+>>> import numpy as np
+>>> from ad_compiler.ir.core import AType
+>>> def f(x, scale=2.0):
+...     y = np.sin(x) * scale
+...     return y, x.shape
+>>> lifted = lift(f, (AType((3,), np.dtype('float64')),))
+>>> lifted.out_tree
+(0, (Static(value=3),))
+
+Contract (used by the API layer):
+
+* ``lifted.function.args`` are the AType leaves of ``arg_specs`` flattened depth
+  first in order (:func:`.specs.tree_leaves`), then one argument per Parameter
+  the code reads, in the order of first read (``lifted.params``).
+* ``lifted.out_tree`` is the returned structure; Value leaves are indices into
+  ``lifted.function.outputs``, other leaves :class:`Static`.
+* ``lifted.n_inputs`` is the number of AType leaves.
+* ``fn`` is lifted through its lowering if it has one (a gradient function, an
+  op object), else as a Cell (``type(fn).construct`` with ``self`` bound), a
+  bound method, or a plain function: the same order as calls inside lifted code.
+* Lowerings receive a builder with ``b.read_parameter(p)``: the Value of
+  Parameter ``p`` in the function being lifted (an argument created on first
+  read). A lowering that inlines other IR (a gradient function called inside
+  lifted code) maps that IR's Parameters through it.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from ..ad import rules
+from ..errors import GradTypeError
+from ..ir.core import AType, Function
+from .parse import parse_function
+from .resolve import GlobalScope, Scope, is_cell, local_names
+from .specs import Static, build_out_tree, spec_to_values, tree_leaves
+from .to_ssa import Lifter
+
+__all__ = ["lift", "Lifted", "Static", "tree_leaves"]
+
+
+@dataclass
+class Lifted:
+    """The result of :func:`lift` (see the module docstring for the contract)."""
+
+    function: Function
+    params: list
+    out_tree: Any
+    n_inputs: int
+
+
+def lift(fn, arg_specs) -> Lifted:
+    """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument)."""
+    arg_specs = tuple(arg_specs)
+    lifter = Lifter(_function_name(fn))
+    result = _lift_callable(lifter, fn, arg_specs)
+    outputs: list = []
+    out_tree = build_out_tree(result, outputs)
+    lifter.function.body.results.extend(outputs)
+    n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
+    return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs)
+
+
+def _lift_callable(lifter: Lifter, fn, specs: tuple):
+    lower = rules.find_lowering(fn)
+    if lower is not None:
+        values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
+        return lower(lifter.b, *values)
+    if is_cell(fn):
+        return _lift_function(lifter, type(fn).construct, specs, fn)
+    if inspect.ismethod(fn):
+        return _lift_function(lifter, fn.__func__, specs, fn.__self__)
+    if inspect.isfunction(fn):
+        return _lift_function(lifter, fn, specs)
+    raise GradTypeError(f"cannot compile an object of type {type(fn).__name__}: it is not a "
+                        "function, a method, a Cell, or an object with a lowering")
+
+
+_SELF = object()
+
+
+def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
+    """Bind ``specs`` to ``fn``'s parameters (AType leaves become arguments named
+    after them) and lift its body as the root frame."""
+    parsed = parse_function(fn)
+    lifter.function.loc = parsed.source.loc(parsed.node)
+    sig = inspect.signature(fn, follow_wrapped=False)
+    head = [] if self_obj is _SELF else [self_obj]
+    try:
+        bound = sig.bind(*head, *specs)
+    except TypeError as exc:
+        raise GradTypeError(f"{fn.__qualname__}() cannot take {len(specs)} arguments: {exc}",
+                            lifter.function.loc) from None
+    args = list(head)
+    for name, spec in list(bound.arguments.items())[len(head):]:
+        value = spec_to_values(spec, name, lifter.new_arg)
+        star = sig.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL
+        args.extend(value) if star else args.append(value)
+    scope = Scope(local_names(parsed.node), GlobalScope(fn))
+    owner = None if self_obj is _SELF else self_obj
+    return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
+                            (id(fn.__code__), id(owner)), fn.__qualname__)
+
+
+def _function_name(fn) -> str:
+    if is_cell(fn):
+        return type(fn).__name__
+    name = getattr(getattr(fn, "__func__", fn), "__name__", None) or type(fn).__name__
+    return "lambda_" if name == "<lambda>" else name

@@ -1,0 +1,205 @@
+"""Calls: which of the ways to lift a call applies, tried in a fixed order.
+
+1. ``print(...)`` is dropped: compiled functions have no side effects; ``super()``
+   gets its class and ``self`` from the frame, as Python does.
+2. ``x.sum(axis=1)`` on a Value: ``rules.METHODS['sum'](b, x, axis=1)``.
+3. A pure callee (:func:`.statics.is_pure`) with only static arguments runs in
+   Python now; its result is static (``range(3)``, ``np.zeros(2)``, ``math.pi * 2``).
+4. A callee with a lowering (``rules.find_lowering``): ``lower(b, *args, **kwargs)``
+   with Values for dynamic arguments and Python values for static ones (arrays
+   among them become ``const`` ops first).
+5. A Cell instance: its class's ``construct`` is inlined with ``self`` bound.
+6. A ``def``/``lambda`` from the lifted code, then a Python function or method
+   with source (library functions excepted): inlined.
+7. A structural builtin on containers (``len``, ``zip``, ``list.append`` on a list
+   the lifted code built ...): run in Python on the lift-time containers.
+
+Anything else is an :class:`~ad_compiler.errors.UnsupportedOperationError` at the
+user's call, naming the callee and what to write instead.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+
+import gast
+import numpy as np
+
+from ..ad import rules
+from ..errors import UnsupportedOperationError
+from ..ir.core import Value
+from . import operators
+from .exprs import ValueMethod, holds_value
+from .inline import LocalFunction
+from .resolve import is_array, is_cell, is_parameter, lift_object, tensor_class
+from .specs import tree_map
+from .statics import describe, is_pure, is_structural
+
+NOT_HANDLED = object()
+
+#: top-level packages whose Python functions are never inlined: without a
+#: lowering they are not differentiable, and their source is not user code
+_LIBRARIES = {"numpy", "scipy", "math", "builtins", "functools", "operator", "inspect",
+              "typing", "copy"}
+_INTERNAL = ("ad_compiler.ir", "ad_compiler.ad", "ad_compiler.frontend",
+             "ad_compiler.codegen", "ad_compiler.api")
+
+
+class CallLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: the ``Call`` visitor and its handlers."""
+
+    HANDLERS = ("call_ignored", "call_super", "call_method", "call_static", "call_lowering",
+                "call_cell", "call_local", "call_python", "call_structural")
+
+    def eval_Call(self, node):
+        callee = self.expr(node.func)
+        args = self.elements(node.args)
+        kwargs = {}
+        for kw in node.keywords:
+            value = self.expr(kw.value)
+            if kw.arg is None:
+                kwargs.update(self.splat_mapping(value))
+            else:
+                kwargs[kw.arg] = value
+        return self.call(callee, args, kwargs)
+
+    def call(self, callee, args: list, kwargs: dict):
+        for handler in self.HANDLERS:
+            result = getattr(self, handler)(callee, args, kwargs)
+            if result is not NOT_HANDLED:
+                return result
+        raise unsupported_call(callee)
+
+    # -- handlers, in order ---------------------------------------------------
+    def call_ignored(self, callee, args, kwargs):
+        return None if callee is builtins.print else NOT_HANDLED
+
+    def call_super(self, callee, args, kwargs):
+        """``super()`` in a method: Python finds the class and ``self`` from the frame."""
+        if callee is not super or args or kwargs:
+            return NOT_HANDLED
+        cls = self.frame.scope.lookup("__class__", self)
+        if not isinstance(cls, type) or not self.frame.args:
+            raise UnsupportedOperationError("super() without arguments outside a method",
+                                            hint="write super(ClassName, self)")
+        return super(cls, self.frame.args[0])
+
+    def call_method(self, callee, args, kwargs):
+        if not isinstance(callee, ValueMethod):
+            return NOT_HANDLED
+        lower = rules.METHODS[callee.name]
+        return lower(self.b, callee.value, *self.arrays_to_values(args),
+                     **self.arrays_to_values(kwargs))
+
+    def call_static(self, callee, args, kwargs):
+        if not is_pure(callee) or holds_value(args) or holds_value(kwargs):
+            return NOT_HANDLED
+        result = callee(*args, **kwargs)
+        if callee is getattr:  # getattr(self, 'w') reads like self.w
+            return lift_object(result, self, hint=str(args[1]))
+        if isinstance(result, (list, dict)):  # a pure call returns a new container
+            return self.own(result)
+        return self.parameter_value(result) if is_parameter(result) else result
+
+    def call_lowering(self, callee, args, kwargs):
+        lower = rules.find_lowering(callee)
+        if lower is None:
+            return NOT_HANDLED
+        return lower(self.b, *self.arrays_to_values(args), **self.arrays_to_values(kwargs))
+
+    def call_cell(self, callee, args, kwargs):
+        if not is_cell(callee):
+            return NOT_HANDLED
+        construct = type(callee).construct
+        return self.inline_function(construct, [callee, *args], kwargs,
+                                    name=f"{type(callee).__name__}.construct", owner=callee)
+
+    def call_local(self, callee, args, kwargs):
+        if not isinstance(callee, LocalFunction):
+            return NOT_HANDLED
+        return self.inline_local(callee, args, kwargs)
+
+    def call_python(self, callee, args, kwargs):
+        owner = None
+        if inspect.ismethod(callee):
+            owner, callee, args = callee.__self__, callee.__func__, [callee.__self__, *args]
+        if not inspect.isfunction(callee) or _is_library(callee):
+            return NOT_HANDLED
+        return self.inline_function(callee, args, kwargs, owner=owner)
+
+    def call_structural(self, callee, args, kwargs):
+        if callee is sum and holds_value(args):
+            return self.call_sum(*args, **kwargs)
+        if not is_structural(callee, self.own_ids):
+            return NOT_HANDLED
+        if callee is len and len(args) == 1 and isinstance(args[0], Value):
+            return _len_of_value(args[0])
+        if callee is isinstance and args and isinstance(args[0], Value):
+            return _value_isinstance(args[0], args[1])
+        if _is_container_builtin(callee) and any(isinstance(a, Value) for a in args):
+            return NOT_HANDLED  # tuple(x), zip(x, y): iterating an array needs its data
+        result = callee(*args, **kwargs)
+        return self.own(result) if isinstance(result, (list, dict)) else self.outside(result)
+
+    # -- helpers -----------------------------------------------------------------
+    def arrays_to_values(self, tree):
+        """Static ndarrays/Tensors in call arguments become ``const`` ops (Parameters
+        their arguments)."""
+        return tree_map(lambda v: lift_object(v, self) if is_array(v) else v, tree)
+
+    def call_sum(self, items, start=0):
+        """``sum(values)``: a chain of ``add`` ops, as Python's left fold."""
+        if isinstance(items, Value):
+            return NOT_HANDLED
+        total = start
+        for item in items:
+            total = operators.binary(self.b, gast.Add, total, item)
+        return total
+
+
+def _len_of_value(value: Value) -> int:
+    if not value.type.shape:
+        raise UnsupportedOperationError("len() of a 0-d array (a scalar)",
+                                        hint="a scalar has no length; check x.ndim first")
+    return value.type.shape[0]
+
+
+def _value_isinstance(value: Value, classes) -> bool:
+    """``isinstance`` for a run-time array: an array argument may arrive as an
+    ndarray or a Tensor, a Python number as its Python type."""
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    t = value.type
+    proxies = (t.python_type,) if t.weak else (tensor_class(), np.ndarray)
+    return any(issubclass(p, c) for p in proxies for c in classes)
+
+
+def _is_container_builtin(callee) -> bool:
+    return isinstance(callee, type) or getattr(callee, "__self__", None) is builtins
+
+
+def _is_library(fn) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in _LIBRARIES or module.startswith(_INTERNAL)
+
+
+def unsupported_call(callee) -> UnsupportedOperationError:
+    name = describe(callee)
+    if not callable(callee):
+        return UnsupportedOperationError(f"{type(callee).__name__} object is not callable")
+    if is_pure(callee) or is_structural(callee, ()):
+        return UnsupportedOperationError(
+            f"{name}() of an array value cannot be computed at compile time",
+            hint="use the NumPy form instead (np.maximum, np.abs, x.astype(...), x.shape[0])")
+    if isinstance(callee, type):
+        return UnsupportedOperationError(
+            f"creating a {callee.__name__} object inside a compiled function is not supported",
+            hint="create it outside (at module level, or in the Cell's __init__) and use it here")
+    if isinstance(getattr(callee, "__self__", None), (list, dict, set)):
+        return UnsupportedOperationError(
+            f"{name}() changes a container the compiled function did not create",
+            hint="build a new list or dict inside the function instead")
+    return UnsupportedOperationError(
+        f"cannot compile a call of {name}: it has no lowering (no derivative rule) and "
+        "no Python source to inline",
+        hint="use a NumPy function or an ad_compiler.ops primitive that has a derivative "
+             "rule, or compute the value outside the function and pass it in")

@@ -1,0 +1,283 @@
+"""Expressions → lift-time values: one ``eval_<Node>`` method per expression node.
+
+Invariants:
+
+* ``expr(node)`` returns a lift-time value: an IR Value, a static Python object,
+  or a Python container (tuple/list/dict) of those. Containers never become ops.
+* Every op emitted while evaluating ``node`` carries ``node``'s SourceLoc (the
+  innermost expression wins), and any error raised below it is re-raised as an
+  AdCompilerError located at the innermost expression (:meth:`located`).
+* Nothing here changes the environment except ``NamedExpr`` (``:=``) and the
+  assignment helpers used by statements.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import gast
+
+from ..ad import rules
+from ..errors import (AdCompilerError, InvalidOperandError, UnresolvedAttributeError,
+                      UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
+from ..ir.core import Value
+from . import operators, resolve
+from .resolve import is_array, lift_object
+
+#: attributes of an array that are known from its type alone
+_STATIC_ATTRS = {"shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim,
+                 "dtype": lambda t: t.dtype, "size": lambda t: t.size}
+
+
+_TYPE_HINT = "check the types and the number of the operands or arguments here"
+_VALUE_HINT = ("check the shapes and values of the operands here (the types the compiler "
+               "inferred are in the message)")
+
+
+def _located_error(exc: Exception, loc) -> Exception:
+    """An exception from Python code run at compile time, as an error at ``loc``."""
+    if isinstance(exc, TypeError):
+        return UnsupportedOperationError(str(exc), loc, hint=_TYPE_HINT)
+    if isinstance(exc, ValueError):
+        return InvalidOperandError(str(exc), loc, hint=_VALUE_HINT)
+    if isinstance(exc, (IndexError, KeyError, ZeroDivisionError)):
+        return InvalidOperandError(f"{type(exc).__name__}: {exc}", loc, hint=_VALUE_HINT)
+    mark_user_exception(exc, loc)
+    return exc
+
+
+def mark_user_exception(exc: BaseException, loc) -> BaseException:
+    """Note ``loc`` on an exception that propagates unchanged (a user's ``raise``)."""
+    if getattr(exc, "_ad_loc", None) is None:
+        exc.add_note(loc.render())
+        exc._ad_loc = loc
+    return exc
+
+
+class ValueMethod:
+    """``x.sum`` before it is called: lowered by ``rules.METHODS['sum']``."""
+
+    def __init__(self, name: str, value: Value):
+        self.name, self.value = name, value
+
+
+class ExprLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: expression visitors."""
+
+    def expr(self, node):
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        with self.located(node):
+            if method is None:
+                raise UnsupportedSyntaxError(
+                    f"unsupported syntax: {type(node).__name__} expression",
+                    hint="rewrite it with simple assignments, operators and calls")
+            return method(node)
+
+    @contextmanager
+    def located(self, node):
+        """Ops emitted inside get ``node``'s location; errors are re-raised at it."""
+        loc = self.frame.source.loc(node)
+        saved, self.b.loc = self.b.loc, loc
+        try:
+            yield loc
+        except AdCompilerError as exc:
+            if exc.loc is None:
+                exc.loc = loc
+                exc.args = (exc._render(),)
+            raise
+        except Exception as exc:
+            if getattr(exc, "_ad_loc", None) is not None:  # the user's own raise: keep it
+                raise
+            raise _located_error(exc, loc) from exc
+        finally:
+            self.b.loc = saved
+
+    # -- leaves ---------------------------------------------------------------
+    def eval_Constant(self, node):
+        return node.value
+
+    def eval_Name(self, node):
+        value = self.frame.scope.lookup(node.id, self)
+        if value is resolve.MISSING:
+            raise UnresolvedNameError(f"name {node.id!r} is not defined",
+                                      hint="define it before this line, import it at module "
+                                           "level, or pass it in as an argument")
+        if value is resolve.UNBOUND:
+            raise UnresolvedNameError(
+                f"local variable {node.id!r} is read before it is assigned",
+                hint="assign it on every path before this line (a branch not taken "
+                     "does not assign)")
+        return value
+
+    def eval_NamedExpr(self, node):
+        value = self.expr(node.value)
+        self.assign(node.target, value)
+        return value
+
+    # -- attributes and subscripts -------------------------------------------------
+    def eval_Attribute(self, node):
+        return self.attribute(self.expr(node.value), node.attr)
+
+    def attribute(self, obj, name: str):
+        if isinstance(obj, Value):
+            return self.value_attribute(obj, name)
+        if is_array(obj) and name in _STATIC_ATTRS:
+            return getattr(obj, name)
+        if is_array(obj) and (name in rules.ATTRIBUTES or name in rules.METHODS):
+            return self.value_attribute(self.array_const(obj), name)
+        try:
+            found = getattr(obj, name)
+        except AttributeError as exc:
+            raise UnresolvedAttributeError(
+                str(exc), hint="check the name: attributes are read when the function is "
+                               "compiled, so they must exist by then") from None
+        return lift_object(found, self, hint=name)
+
+    def value_attribute(self, value: Value, name: str):
+        if name in _STATIC_ATTRS:
+            return _STATIC_ATTRS[name](value.type)
+        if name in rules.ATTRIBUTES:
+            return rules.ATTRIBUTES[name](self.b, value)
+        if name in rules.METHODS:
+            return ValueMethod(name, value)
+        param = self.parameter_of(value)
+        if param is not None and hasattr(param, name):  # self.w.name, self.w.requires_grad
+            return getattr(param, name)
+        raise UnsupportedOperationError(
+            f"arrays have no supported attribute or method {name!r}",
+            hint="supported: " + ", ".join(sorted([*_STATIC_ATTRS, *rules.ATTRIBUTES,
+                                                   *rules.METHODS])))
+
+    def eval_Subscript(self, node):
+        return self.subscript(self.expr(node.value), self.expr(node.slice))
+
+    def subscript(self, obj, index):
+        if isinstance(obj, Value):
+            return self.index_value(obj, index)
+        if is_array(obj) and not holds_value(index):
+            from ..tensor import unwrap
+            return unwrap(obj)[index]
+        if is_array(obj):
+            return self.index_value(self.array_const(obj), index)
+        if holds_value(index):
+            raise UnsupportedOperationError(
+                "cannot index a Python container with an array value",
+                hint="index with a Python int (or put the items in an array with np.stack)")
+        return self.outside(obj[index])
+
+    def index_value(self, value: Value, index):
+        lower = rules.METHODS.get("__getitem__")
+        if lower is None:
+            raise UnsupportedOperationError(
+                "indexing an array needs the '__getitem__' lowering, which is not declared",
+                hint="declare it in ad_compiler/ops (indexing), or use np.take / reshapes")
+        return lower(self.b, value, index)
+
+    def eval_Slice(self, node):
+        parts = [None if n is None else self.expr(n) for n in (node.lower, node.upper, node.step)]
+        if holds_value(parts):
+            raise UnsupportedOperationError("slice bounds must be Python ints, not array values",
+                                            hint="use int bounds, e.g. from x.shape")
+        return slice(*parts)
+
+    # -- displays ---------------------------------------------------------------
+    def eval_Tuple(self, node):
+        return tuple(self.elements(node.elts))
+
+    def eval_List(self, node):
+        return self.own(list(self.elements(node.elts)))
+
+    def eval_Set(self, node):
+        items = self.elements(node.elts)
+        if holds_value(items):
+            raise UnsupportedOperationError("a set cannot hold array values",
+                                            hint="use a tuple or a list")
+        return set(items)
+
+    def eval_Dict(self, node):
+        out = self.own({})
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # {**other}
+                out.update(self.splat_mapping(self.expr(value)))
+            else:
+                out[self.expr(key)] = self.expr(value)
+        return out
+
+    def elements(self, nodes) -> list:
+        """Evaluated items of a display or call, with ``*seq`` spliced in."""
+        items = []
+        for n in nodes:
+            if isinstance(n, gast.Starred):
+                with self.located(n):
+                    items.extend(self.splat_sequence(self.expr(n.value)))
+            else:
+                items.append(self.expr(n))
+        return items
+
+    def splat_sequence(self, seq) -> list:
+        if isinstance(seq, Value):
+            raise UnsupportedSyntaxError(
+                "'*' of an array value: its items are not Python values",
+                hint="pass the items explicitly, or a Python tuple/list")
+        return list(seq)
+
+    def splat_mapping(self, mapping) -> dict:
+        if not isinstance(mapping, dict):
+            raise UnsupportedOperationError(f"'**' needs a dict, got {type(mapping).__name__}")
+        return mapping
+
+    # -- operators ----------------------------------------------------------------
+    def eval_BinOp(self, node):
+        left, right = self.expr(node.left), self.expr(node.right)
+        return operators.binary(self.b, type(node.op), left, right)
+
+    def eval_UnaryOp(self, node):
+        return operators.unary(self.b, type(node.op), self.expr(node.operand))
+
+    def eval_Compare(self, node):
+        left = self.expr(node.left)
+        rights = [self.expr(c) for c in node.comparators]
+        if len(rights) > 1 and holds_value([left, *rights]):
+            raise UnsupportedSyntaxError(
+                "chained comparison of array values is not supported",
+                hint="split it: (a < b) & (b < c)")
+        for i, (op, right) in enumerate(zip(node.ops, rights)):
+            result = operators.compare(self.b, type(op), left, right)
+            if i < len(rights) - 1 and not result:  # statics only here: short circuit
+                return result
+            left = right
+        return result
+
+    def eval_BoolOp(self, node):
+        what = "'and'" if isinstance(node.op, gast.And) else "'or'"
+        for i, operand in enumerate(node.values):
+            value = self.expr(operand)
+            if i == len(node.values) - 1:
+                return value
+            truth = operators.truth(value, what)
+            if truth != isinstance(node.op, gast.And):  # short circuit, as Python does
+                return value
+
+    def eval_IfExp(self, node):
+        with self.located(node.test):
+            taken = operators.truth(self.expr(node.test), "conditional expression")
+        return self.expr(node.body if taken else node.orelse)
+
+    # -- f-strings (only inside raise/assert messages, see fence) -------------------
+    def eval_JoinedStr(self, node):
+        return "".join(str(self.expr(v)) for v in node.values)
+
+    def eval_FormattedValue(self, node):
+        value = self.expr(node.value)
+        value = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
+        spec = "" if node.format_spec is None else self.expr(node.format_spec)
+        return format(value, spec)
+
+
+def holds_value(obj) -> bool:
+    if isinstance(obj, Value):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(holds_value(x) for x in obj)
+    if isinstance(obj, dict):
+        return any(holds_value(x) for x in obj.values())
+    return False

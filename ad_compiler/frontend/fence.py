@@ -1,0 +1,108 @@
+"""Reject the Python the compiler does not handle, before any lowering starts.
+
+Invariant: after :func:`fence` accepts a function's tree, every statement and
+expression in it (nested ``def`` and ``lambda`` bodies included) is one the lifter
+has a visitor for. What can only be judged with values in hand (a data-dependent
+``if``, a loop over an array, a call with no lowering) is left to the lifter,
+which raises the same kind of error with the same kind of location.
+
+Each rejected construct raises :class:`~ad_compiler.errors.UnsupportedSyntaxError`
+at the construct's real line, with a hint of what to write instead.
+
+``print(...)`` is not fenced: the lifter drops it (compiled code has no side
+effects), see :mod:`.calls`.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..errors import UnsupportedSyntaxError
+
+_LOOPS_LATER = "loops other than 'for' over a Python list, tuple or range are not supported yet"
+
+#: node type -> (what it is, what to write instead)
+_REJECTED = {
+    gast.Try: ("'try' statement", "move the try/except outside the compiled function"),
+    gast.With: ("'with' statement", "move the 'with' block outside the compiled function"),
+    gast.AsyncWith: ("'async with' statement", "compiled functions cannot be asynchronous"),
+    gast.AsyncFor: ("'async for' loop", "compiled functions cannot be asynchronous"),
+    gast.AsyncFunctionDef: ("'async def'", "compiled functions cannot be asynchronous"),
+    gast.Await: ("'await'", "compiled functions cannot be asynchronous"),
+    gast.Yield: ("'yield' (a generator)", "return the values (a tuple or list) instead"),
+    gast.YieldFrom: ("'yield from' (a generator)", "return the values instead"),
+    gast.Global: ("'global' declaration", "pass the value in as an argument and return "
+                  "the new value instead of assigning a global"),
+    gast.Nonlocal: ("'nonlocal' declaration", "return the new value instead of assigning "
+                    "an enclosing variable"),
+    gast.Delete: ("'del' statement", "leave the variable alone, or rebind the name"),
+    gast.ClassDef: ("class definition", "define the class at module level"),
+    gast.Import: ("'import' inside the function", "import at module level"),
+    gast.ImportFrom: ("'import' inside the function", "import at module level"),
+    gast.ListComp: ("list comprehension", "write a 'for' loop over a Python list or range"),
+    gast.SetComp: ("set comprehension", "write a 'for' loop over a Python list or range"),
+    gast.DictComp: ("dict comprehension", "write a 'for' loop over a Python list or range"),
+    gast.GeneratorExp: ("generator expression", "write a 'for' loop over a Python list "
+                        "or range"),
+    gast.While: ("'while' loop", _LOOPS_LATER + "; unroll it with 'for i in range(n)'"),
+    gast.Match: ("'match' statement", "use 'if'/'elif' on Python values"),
+}
+if hasattr(gast, "TryStar"):
+    _REJECTED[gast.TryStar] = _REJECTED[gast.Try]
+
+
+def fence(tree, source) -> None:
+    """Raise UnsupportedSyntaxError at the first construct of ``tree`` the lifter cannot lift."""
+    _Fence(source).visit(tree)
+
+
+class _Fence(gast.NodeVisitor):
+    def __init__(self, source):
+        self.source = source
+        self.in_raise = False
+
+    def reject(self, node, what: str, hint: str):
+        raise UnsupportedSyntaxError(f"unsupported syntax: {what}", self.source.loc(node),
+                                     hint=hint)
+
+    def generic_visit(self, node):
+        entry = _REJECTED.get(type(node))
+        if entry is not None:
+            self.reject(node, *entry)
+        super().generic_visit(node)
+
+    def visit_For(self, node):
+        if node.orelse:
+            self.reject(node.orelse[0], "'else' clause of a 'for' loop",
+                        "use a flag variable set before 'break'")
+        self.generic_visit(node)
+
+    def visit_Starred(self, node):
+        if isinstance(node.ctx, gast.Store):
+            self.reject(node, "starred assignment target ('a, *rest = ...')",
+                        "index the sequence explicitly: a, rest = t[0], t[1:]")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if not isinstance(node.ctx, gast.Load):
+            self.reject(node, f"assignment to the attribute '.{node.attr}'",
+                        "compiled functions cannot change objects; return the new value "
+                        "instead (Parameters are updated by the optimizer, outside)")
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, gast.Del):
+            self.reject(node, "'del' of an item", "build a new container instead")
+        self.generic_visit(node)
+
+    def visit_Raise(self, node):
+        # a raise (with its f-string message) is fine in a branch that is not taken
+        saved, self.in_raise = self.in_raise, True
+        self.generic_visit(node)
+        self.in_raise = saved
+
+    visit_Assert = visit_Raise
+
+    def visit_JoinedStr(self, node):
+        if not self.in_raise:
+            self.reject(node, "f-string", "format strings outside the compiled function")
+        self.generic_visit(node)

@@ -1,0 +1,150 @@
+"""Inlining: user functions, methods, Cells and local ``def``/``lambda`` are lifted
+where they are called, in a new :class:`Frame`.
+
+Invariants:
+
+* A frame binds the callee's parameters with ``inspect.Signature.bind`` (so
+  positional, keyword, default, ``*args`` and ``**kwargs`` arguments behave as in
+  Python); defaults are static values evaluated when the function was defined.
+* A function already on the inlining stack is not entered again: recursion is
+  a :class:`~ad_compiler.errors.RecursiveCallError` at the user's call. A method
+  called on another object (a Cell holding a sub-Cell of its own class) is
+  another function here: the structure of objects is finite.
+* A ``def`` or ``lambda`` inside lifted code becomes a :class:`LocalFunction`
+  that closes over the defining frame's scope (late binding, as Python does).
+* ``return`` ends only the innermost frame; its value is the call's value
+  (``None`` when the body ends without one).
+"""
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from ..errors import (AdCompilerError, RecursiveCallError, UnsupportedOperationError,
+                      UnsupportedSyntaxError)
+from .parse import parse_function
+from .resolve import GlobalScope, Scope, local_names
+
+
+class Frame:
+    """The state of one function being lifted."""
+
+    __slots__ = ("scope", "source", "key", "name", "args", "result", "signal")
+
+    def __init__(self, scope, source, key, name: str, args=()):
+        self.scope = scope
+        self.args = list(args)  # the bound argument values, for zero-argument super()
+        self.source = source
+        self.key = key          # (id of the code object or AST node, id of the owner)
+        self.name = name
+        self.result = None
+        self.signal = None      # None | "return" | "break" | "continue"
+
+
+class LocalFunction:
+    """A ``def`` or ``lambda`` evaluated inside lifted code."""
+
+    def __init__(self, node, scope, source, signature, name: str):
+        self.node, self.scope, self.source = node, scope, source
+        self.signature, self.name = signature, name
+
+    def __repr__(self) -> str:
+        return f"<local function {self.name}>"
+
+
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+def signature_from_ast(args, defaults: list, kw_defaults: list) -> inspect.Signature:
+    """An ``inspect.Signature`` for ``gast.arguments`` with already evaluated defaults."""
+    P = inspect.Parameter
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(defaults)
+    params = []
+    for i, a in enumerate(positional):
+        kind = P.POSITIONAL_ONLY if i < len(args.posonlyargs) else P.POSITIONAL_OR_KEYWORD
+        default = defaults[i - first_default] if i >= first_default else _NO_DEFAULT
+        params.append(P(a.id, kind, default=default))
+    if args.vararg is not None:
+        params.append(P(args.vararg.id, P.VAR_POSITIONAL))
+    for a, d in zip(args.kwonlyargs, kw_defaults):
+        params.append(P(a.id, P.KEYWORD_ONLY, default=d))
+    if args.kwarg is not None:
+        params.append(P(args.kwarg.id, P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+class InlineLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: frames, inlining and local functions."""
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    # -- local functions -------------------------------------------------------
+    def visit_FunctionDef(self, node):
+        if node.decorator_list:
+            raise UnsupportedSyntaxError(
+                "unsupported syntax: decorated function defined inside a compiled function",
+                hint="define the decorated function at module level")
+        self.frame.scope.bind(node.name, self.make_local(node, node.name))
+
+    def eval_Lambda(self, node):
+        return self.make_local(node, "<lambda>")
+
+    def make_local(self, node, name: str) -> LocalFunction:
+        defaults = [self.expr(d) for d in node.args.defaults]
+        kw_defaults = [_NO_DEFAULT if d is None else self.expr(d) for d in node.args.kw_defaults]
+        sig = signature_from_ast(node.args, defaults, kw_defaults)
+        return LocalFunction(node, self.frame.scope, self.frame.source, sig, name)
+
+    # -- inlining ----------------------------------------------------------------
+    def inline_function(self, fn, args, kwargs, name: str | None = None, owner=None):
+        """Lift the Python function ``fn`` applied to ``args``/``kwargs`` here
+        (``owner``: the object ``fn`` is a method of, if any)."""
+        parsed = parse_function(fn)
+        scope = Scope(local_names(parsed.node), GlobalScope(fn))
+        sig = inspect.signature(fn, follow_wrapped=False)
+        key = (id(fn.__code__), id(owner))
+        return self.run_frame(parsed.node, parsed.source, scope, sig, args, kwargs, key,
+                              name or fn.__qualname__)
+
+    def inline_local(self, local: LocalFunction, args, kwargs):
+        scope = Scope(local_names(local.node), local.scope)
+        return self.run_frame(local.node, local.source, scope, local.signature, args, kwargs,
+                              (id(local.node), None), local.name)
+
+    def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str):
+        self.check_recursion(key, name)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:  # located at the user's call by the caller's visitor
+            raise UnsupportedOperationError(f"bad arguments for {name}(): {exc}",
+                                            hint=f"its parameters are {name}{sig}") from None
+        bound.apply_defaults()
+        for param, value in bound.arguments.items():
+            if sig.parameters[param].kind is inspect.Parameter.VAR_KEYWORD:
+                self.own(value)  # a new dict, as in Python: the body may change it
+            scope.bind(param, value)
+        frame = Frame(scope, source, key, name, bound.arguments.values())
+        call_loc = self.b.loc
+        self.frames.append(frame)
+        try:
+            if isinstance(node, gast.Lambda):
+                return self.expr(node.body)
+            self.run_body(node.body)
+            return frame.result
+        except AdCompilerError as exc:
+            if call_loc is not None:  # the chain of calls, as a traceback shows it
+                exc.add_note(f"  in {name}(), called at {call_loc.render()}")
+            raise
+        finally:
+            self.frames.pop()
+
+    def check_recursion(self, key, name: str) -> None:
+        if any(f.key == key for f in self.frames):
+            chain = " -> ".join(f.name for f in self.frames) + f" -> {name}"
+            raise RecursiveCallError(
+                f"recursive call of {name}() is not supported yet ({chain})",
+                hint="rewrite the recursion as a 'for' loop over range(n) with a Python int n")

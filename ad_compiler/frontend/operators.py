@@ -1,0 +1,158 @@
+"""Python operators on lift-time values: primitives for Values, Python for statics.
+
+Invariants:
+
+* If neither operand is a Value the operator runs in Python at compile time
+  (``2 * 3``, ``x.shape + (1,)``, ``(a, b) + (c,)``): the result is static.
+* Otherwise the operator is lowered like a call of its ``operator`` function:
+  the lowering registered for ``operator.pow`` (say) decides, so ``x ** 2``
+  lowers exactly as ``np.power(x, 2)`` does. Without one, it becomes the
+  primitive named in the tables below. Static numbers reach the lowering as
+  Python numbers; static arrays become ``const`` ops (:func:`as_value`). A
+  missing primitive is a located error, not a KeyError.
+* Truth tests, ``not``, ``in`` and chained comparisons on Values would need the
+  run-time data: they raise (data-dependent control flow comes later).
+"""
+from __future__ import annotations
+
+import operator
+
+import gast
+import numpy as np
+
+from ..ad import rules
+from ..errors import UnsupportedOperationError, UnsupportedSyntaxError
+from ..ir.core import Value
+from .specs import tree_leaves
+
+#: gast operator -> (primitive, symbol, python function, in-place python function)
+BINARY = {
+    gast.Add: ("add", "+", operator.add, operator.iadd),
+    gast.Sub: ("sub", "-", operator.sub, operator.isub),
+    gast.Mult: ("mul", "*", operator.mul, operator.imul),
+    gast.Div: ("div", "/", operator.truediv, operator.itruediv),
+    gast.Pow: ("pow", "**", operator.pow, operator.ipow),
+    gast.MatMult: ("matmul", "@", operator.matmul, operator.imatmul),
+    gast.FloorDiv: ("floor_divide", "//", operator.floordiv, operator.ifloordiv),
+    gast.Mod: ("mod", "%", operator.mod, operator.imod),
+    gast.BitAnd: ("bitwise_and", "&", operator.and_, operator.iand),
+    gast.BitOr: ("bitwise_or", "|", operator.or_, operator.ior),
+    gast.BitXor: ("bitwise_xor", "^", operator.xor, operator.ixor),
+    gast.LShift: ("left_shift", "<<", operator.lshift, operator.ilshift),
+    gast.RShift: ("right_shift", ">>", operator.rshift, operator.irshift),
+}
+
+COMPARE = {
+    gast.Eq: ("equal", "==", operator.eq),
+    gast.NotEq: ("not_equal", "!=", operator.ne),
+    gast.Lt: ("less", "<", operator.lt),
+    gast.LtE: ("less_equal", "<=", operator.le),
+    gast.Gt: ("greater", ">", operator.gt),
+    gast.GtE: ("greater_equal", ">=", operator.ge),
+}
+
+_DATA_DEPENDENT_HINT = (
+    "the result would depend on array values known only at run time; conditions on "
+    "shapes, dtypes, Python numbers and attributes are fine, and np.where(cond, a, b) "
+    "selects elementwise")
+
+
+def require_primitive(name: str, symbol: str):
+    if name not in rules.PRIMITIVES:
+        raise UnsupportedOperationError(
+            f"operator {symbol!r} on arrays needs the primitive {name!r}, which is not declared",
+            hint="call a NumPy function that has a derivative rule instead, or declare the "
+                 "primitive in ad_compiler/ops")
+    return name
+
+
+def as_value(b, v) -> Value:
+    """``v`` as an IR value: Values pass, static numbers and arrays become ``const`` ops."""
+    from ..tensor import unwrap
+    from .resolve import is_parameter
+    if isinstance(v, Value):
+        return v
+    if is_parameter(v):  # however it got here, a Parameter is an input, never a constant
+        return b.read_parameter(v)
+    v = unwrap(v)
+    if isinstance(v, (bool, int, float, complex, np.ndarray, np.generic)):
+        return b.const(v)
+    if isinstance(v, (tuple, list)) and not any(isinstance(x, Value) for x in tree_leaves(v)):
+        return b.const(np.asarray(v))
+    what = "a container holding array values" if isinstance(v, (tuple, list, dict)) \
+        else f"a {type(v).__name__}"
+    raise UnsupportedOperationError(
+        f"cannot use {what} as an array operand",
+        hint="combine arrays with np.stack/np.concatenate, or pass numbers and arrays")
+
+
+def binary(b, op_type, left, right, inplace: bool = False):
+    name, symbol, py, ipy = BINARY[op_type]
+    if not isinstance(left, Value) and not isinstance(right, Value):
+        return (ipy if inplace else py)(left, right)
+    return apply(b, py, name, symbol, left, right)
+
+
+def apply(b, py_fn, name: str, symbol: str, *operands):
+    """``py_fn(*operands)`` on IR values, through its lowering or else primitive ``name``."""
+    operands = [v if _is_number(v) else as_value(b, v) for v in operands]
+    lower = rules.find_lowering(py_fn)
+    if lower is not None:
+        return lower(b, *operands)
+    require_primitive(name, symbol)
+    return b.emit(name, *(as_value(b, v) for v in operands))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float, complex, np.generic))
+
+
+def unary(b, op_type, operand):
+    if not isinstance(operand, Value):
+        return _UNARY_PY[op_type](operand)
+    if op_type is gast.USub:
+        return apply(b, operator.neg, "neg", "-", operand)
+    if op_type is gast.UAdd:
+        return operand
+    if op_type is gast.Invert:
+        return apply(b, operator.invert, "invert", "~", operand)
+    raise UnsupportedSyntaxError("'not' of an array value is data-dependent",
+                                 hint="use np.logical_not(x) for an elementwise 'not'; "
+                                 + _DATA_DEPENDENT_HINT)
+
+
+_UNARY_PY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+             gast.Invert: operator.invert}
+
+
+def compare(b, op_type, left, right):
+    """One comparison ``left <op> right``."""
+    if op_type in (gast.Is, gast.IsNot):
+        same = _identical(left, right)
+        return same if op_type is gast.Is else not same
+    if op_type in (gast.In, gast.NotIn):
+        if isinstance(left, Value) or isinstance(right, Value):
+            raise UnsupportedSyntaxError("'in' on an array value is data-dependent",
+                                         hint=_DATA_DEPENDENT_HINT)
+        found = left in right
+        return found if op_type is gast.In else not found
+    name, symbol, py = COMPARE[op_type]
+    if not isinstance(left, Value) and not isinstance(right, Value):
+        return py(left, right)
+    return apply(b, py, name, symbol, left, right)
+
+
+def _identical(left, right) -> bool:
+    """``is`` at compile time. A Value is a run-time array, so it is never a
+    compile-time object (``x is None`` is False); two Values are the same
+    object only if they are the same Value."""
+    return left is right
+
+
+def truth(value, what: str) -> bool:
+    """The static truth value of a condition (``if``, ``and``, ternary ...)."""
+    if isinstance(value, Value):
+        raise UnsupportedSyntaxError(
+            f"data-dependent {what} is not supported yet: the condition is an array value",
+            hint=_DATA_DEPENDENT_HINT)
+    return bool(value)

@@ -1,0 +1,161 @@
+"""Source of a Python function → gast tree, with real file names and line numbers.
+
+Invariants:
+
+* :func:`parse_function` returns the ``gast.FunctionDef`` (or ``gast.Lambda``) of
+  the function and a :class:`Source` that maps every node back to the user's
+  file: ``source.loc(node)`` is a :class:`~ad_compiler.errors.SourceLoc` with the
+  real line (the offset of ``inspect.getsourcelines`` undone) and the real column
+  (the indentation removed by ``textwrap.dedent`` added back).
+* The tree is fenced (:mod:`.fence`) before it is returned, so the lifter only
+  ever sees syntax it handles or reports itself.
+* Parses are cached per function object (weakly: compiling many lambdas must
+  not leak); only successful parses are cached, so a fence error repeats.
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+import weakref
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import SourceLoc, UnsupportedSyntaxError
+from .fence import fence
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a parsed snippet sits in its file.
+
+    ``first_line`` is the real line number of the snippet's line 1. Columns of
+    the snippet's line 1 are shifted by ``first_col``, those of later lines by
+    ``indent`` (they differ for a lambda cut out of the middle of a line).
+    """
+
+    file: str
+    first_line: int
+    lines: tuple  # the real text of the snippet's lines
+    indent: int = 0
+    first_col: int = 0
+
+    def loc(self, node) -> SourceLoc:
+        lineno = getattr(node, "lineno", 1) or 1
+        col = getattr(node, "col_offset", 0) or 0
+        col += self.first_col if lineno == 1 else self.indent
+        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        return SourceLoc(self.file, self.first_line + lineno - 1, col, text.rstrip("\n"))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    node: object      # gast.FunctionDef or gast.Lambda
+    source: Source
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def parse_function(fn) -> Parsed:
+    """The fenced gast tree of the plain Python function ``fn`` and its :class:`Source`."""
+    try:
+        return _CACHE[fn]
+    except (KeyError, TypeError):
+        pass
+    parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+    fence(parsed.node, parsed.source)
+    try:
+        _CACHE[fn] = parsed
+    except TypeError:  # not weak-referenceable: just do not cache
+        pass
+    return parsed
+
+
+def _source_lines(fn) -> tuple[list[str], int, str]:
+    code = fn.__code__
+    try:
+        lines, start = inspect.getsourcelines(code)
+    except (OSError, TypeError) as exc:
+        raise UnsupportedSyntaxError(
+            f"cannot read the source of {fn.__qualname__!r}: {exc}",
+            hint="define the function in a .py file (source typed at an interactive "
+                 "prompt or built with exec cannot be compiled)") from None
+    return lines, max(start, 1), code.co_filename
+
+
+def _parse_def(fn) -> Parsed:
+    lines, start, file = _source_lines(fn)
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = _removed_indent(text, dedented)
+    node = gast.parse(dedented).body[0]
+    source = Source(file, start, tuple(lines), indent, indent)
+    if not isinstance(node, gast.FunctionDef):
+        fence(node, source)  # names what it is: 'async def' ...
+        raise UnsupportedSyntaxError(f"{fn.__qualname__!r} is not a plain function",
+                                     source.loc(node), hint="compile a 'def' function")
+    return Parsed(node, source)
+
+
+def _removed_indent(text: str, dedented: str) -> int:
+    """How many columns ``textwrap.dedent`` removed (from the first non-blank line)."""
+    for before, after in zip(text.splitlines(), dedented.splitlines()):
+        if before.strip():
+            return len(before) - len(after)
+    return 0
+
+
+def _parse_lambda(fn) -> Parsed:
+    """Cut the lambda out of its line: ``f = lambda x: x * 2`` or ``g(lambda x: ...)``.
+
+    Every ``lambda`` starting on the code's first line is tried; the one whose
+    parameter names match the code object is taken. Two matches are ambiguous.
+    """
+    code = fn.__code__
+    file, line = code.co_filename, code.co_firstlineno
+    lines = [linecache.getline(file, n) for n in range(line, line + 50)]
+    lines = [text for text in lines if text] or [""]
+    if not lines[0]:
+        _source_lines(fn)  # raises the "cannot read the source" error
+    wanted = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [p for p in _lambdas_on_line(lines, file, line) if _lambda_params(p.node) == wanted]
+    if len(found) != 1:
+        what = "no lambda" if not found else f"{len(found)} lambdas"
+        raise UnsupportedSyntaxError(
+            f"cannot find the source of this lambda: {what} with parameters {wanted} "
+            f"on this line", SourceLoc(file, line, 0, lines[0].rstrip("\n")),
+            hint="give the function a name with 'def' (or put the lambda on its own line)")
+    return found[0]
+
+
+def _lambdas_on_line(lines, file, line):
+    first = lines[0]
+    col = first.find("lambda")
+    while col >= 0:
+        parsed = _parse_lambda_at(lines, col, file, line)
+        if parsed is not None:
+            yield parsed
+        col = first.find("lambda", col + 1)
+
+
+def _parse_lambda_at(lines, col, file, line):
+    """The lambda starting at ``col`` of the first line (its body may run over a
+    few more lines), or None. Trailing text (``)``, ``, y``) is cut off until the
+    rest parses."""
+    for n_lines in range(1, min(len(lines), 10) + 1):
+        text = (lines[0][col:] + "".join(lines[1:n_lines])).rstrip()
+        for end in range(len(text), 0, -1):
+            try:
+                expr = gast.parse("(" + text[:end] + ")", mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(expr, gast.Lambda):  # else a tuple, a call ...: cut more
+                return Parsed(expr, Source(file, line, tuple(lines), 0, col - 1))
+    return None
+
+
+def _lambda_params(node) -> list[str]:
+    a = node.args
+    return [n.id for n in a.posonlyargs + a.args + a.kwonlyargs]

@@ -1,0 +1,175 @@
+"""Names → objects, and objects from outside the function → lift-time values.
+
+A lift-time value is either an IR :class:`~ad_compiler.ir.core.Value` (known only
+at run time) or any other Python object (*static*: known at compile time and
+folded). Containers (tuple, list, dict) hold either kind.
+
+Invariants:
+
+* Lookup follows Python: the frame's locals, then (for a function defined in the
+  lifted code) the enclosing frames, then the closure cells of the Python
+  function, then its globals, then builtins. A name the function assigns
+  anywhere is local everywhere in it, so reading it before assignment is an
+  error and never falls through to a global of the same name.
+* Objects from outside the lifted code pass through :func:`lift_object`: a
+  Parameter becomes an implicit input (one per Parameter object), another
+  Tensor or ndarray a ``const`` op, anything else stays static.
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+import numpy as np
+
+from ..ir.core import Value
+
+class _Marker:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+MISSING = _Marker("MISSING")  # the name is defined nowhere
+UNBOUND = _Marker("UNBOUND")  # a local name with no value yet (Python's UnboundLocalError)
+
+
+class Scope:
+    """One frame's locals, chained to where its free names are found."""
+
+    def __init__(self, local_names: set, parent: "Scope | GlobalScope"):
+        self.env: dict = {}
+        self.local_names = local_names
+        self.parent = parent
+
+    def lookup(self, name: str, lifter):
+        if name in self.env:
+            return self.env[name]
+        if name in self.local_names:
+            return UNBOUND
+        return self.parent.lookup(name, lifter)
+
+    def bind(self, name: str, value) -> None:
+        self.env[name] = value
+
+
+class GlobalScope:
+    """Closure cells, globals and builtins of a Python function."""
+
+    def __init__(self, fn):
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self.globals = fn.__globals__
+
+    def lookup(self, name: str, lifter):
+        if name in self.cells:
+            try:
+                obj = self.cells[name].cell_contents
+            except ValueError:  # an empty cell: assigned later in the enclosing function
+                return UNBOUND
+        elif name in self.globals:
+            obj = self.globals[name]
+        else:
+            return getattr(builtins, name, MISSING)
+        return lift_object(obj, lifter, hint=name)
+
+
+# -- objects from outside the lifted code ---------------------------------------
+
+def parameter_class():
+    """``ad_compiler.nn.parameter.Parameter``, or None while nn is not available."""
+    try:
+        from ..nn.parameter import Parameter
+    except ImportError:
+        return None
+    return Parameter
+
+
+def cell_class():
+    """``ad_compiler.nn.cell.Cell``, or None while nn is not available."""
+    try:
+        from ..nn.cell import Cell
+    except ImportError:
+        return None
+    return Cell
+
+
+def tensor_class():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def is_parameter(obj) -> bool:
+    cls = parameter_class()
+    return cls is not None and isinstance(obj, cls)
+
+
+def is_cell(obj) -> bool:
+    cls = cell_class()
+    return cls is not None and isinstance(obj, cls)
+
+
+def is_array(obj) -> bool:
+    """An ndarray or a Tensor: data that becomes a ``const`` op when it meets Values."""
+    return isinstance(obj, (np.ndarray, tensor_class()))
+
+
+def lift_object(obj, lifter, hint: str | None = None):
+    """The lift-time value of an object read from outside the lifted code.
+
+    Containers are converted only if they hold arrays or Parameters (a
+    ParameterTuple becomes a tuple of Values); others keep their identity.
+    """
+    if isinstance(obj, Value):
+        return obj
+    if is_parameter(obj):
+        return lifter.parameter_value(obj)
+    if is_array(obj):
+        return lifter.array_const(obj, hint)
+    if _is_plain_sequence(obj) and _holds_data(obj):
+        items = [lift_object(item, lifter) for item in obj]
+        return items if isinstance(obj, list) else tuple(items)
+    return obj
+
+
+def _is_plain_sequence(obj) -> bool:
+    # a namedtuple keeps its type and stays static; a ParameterTuple is a tuple
+    return isinstance(obj, list) or isinstance(obj, tuple) and not hasattr(obj, "_fields")
+
+
+def _holds_data(obj) -> bool:
+    if is_array(obj) or is_parameter(obj):
+        return True
+    return _is_plain_sequence(obj) and any(_holds_data(item) for item in obj)
+
+
+# -- which names a function assigns -------------------------------------------
+
+def local_names(fn_node) -> set:
+    """Names bound anywhere in the body of ``fn_node`` (not inside nested functions)."""
+    found: set = set()
+    args = fn_node.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        found.add(a.id)
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            found.add(a.id)
+    body = fn_node.body if isinstance(fn_node.body, list) else [fn_node.body]
+    for stmt in body:
+        _collect_stores(stmt, found)
+    return found
+
+
+def _collect_stores(node, found: set) -> None:
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+        found.add(node.id)
+    if isinstance(node, gast.FunctionDef):
+        found.add(node.name)
+        for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            _collect_stores(d, found)
+        return  # its body is its own scope
+    if isinstance(node, gast.Lambda):
+        return
+    for child in gast.iter_child_nodes(node):
+        _collect_stores(child, found)
