@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 from . import rules
 from .activity import active_values
 from ..errors import AdCompilerError
@@ -67,9 +69,15 @@ def _seed(b, body, outs, seeds, active, cts):
 
 
 def _ones(b, v: Value) -> Value:
-    if v.type.weak:
-        return b.const(v.type.python_type(1), hint="d" + (v.hint or "out"))
-    return b.emit("ones_like", v, hint="d" + (v.hint or "out"))
+    """The seed sensitivity of ``v``: a constant, so the forward value itself is not
+    needed (DCE drops a forward computation only the seed's shape depended on)."""
+    t = v.type
+    if t.weak:
+        one = t.python_type(1)
+    else:
+        one = np.ones(t.shape, t.dtype)
+        one = one[()] if t.shape == () else one
+    return b.const(one, hint="d" + (v.hint or "out"))
 
 
 def accumulate(b, cts: dict, v: Value, ct: Value) -> None:

@@ -37,6 +37,9 @@ class Builder:
         for v in inputs:
             if not isinstance(v, Value):
                 raise TypeError(f"{prim}: input {v!r} is not an IR value (use b.const)")
+        if p.array_inputs and any(v.type.weak for v in inputs):
+            inputs = tuple(self.emit("cast", v, dtype=v.type.dtype) if v.type.weak else v
+                           for v in inputs)
         out_type = p.infer(*[v.type for v in inputs], **params)
         result = Value(out_type, hint or prim)
         op = Op(prim, list(inputs), dict(params), [result], [], self.loc)
@@ -132,7 +135,8 @@ def fit(b, ct, target: AType):
         axes = tuple(range(lead)) + tuple(
             lead + i for i, d in enumerate(target.shape) if d == 1 and t.shape[lead + i] != 1)
         if axes:
-            ct = b.emit("sum", ct, axis=axes, keepdims=False)
+            # no leading axes: keepdims gives the target shape in one op
+            ct = b.emit("sum", ct, axis=axes, keepdims=lead == 0)
         if b.type_of(ct).shape != target.shape:
             ct = b.emit("reshape", ct, shape=target.shape)
     t = b.type_of(ct)

@@ -332,7 +332,7 @@ def lower_astype(b, x, dtype):
 
 
 # a fresh array where a result must not alias an input (reverse mode's outputs)
-primitive("copy", emit="np.copy({0})", infer=lambda t: AType(t.shape, t.dtype, False),
+primitive("copy", emit="{0}.copy()", array_inputs=True, infer=lambda t: AType(t.shape, t.dtype, False),
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: expand_like(b, t[0], out),
           examples=[ex((2, 3)), ex(float)], aliases=(np.copy,), family=F)

@@ -52,10 +52,19 @@ def _as(b, v, shape):
     return v if b.type_of(v).shape == shape else b.reshape(v, shape=shape)
 
 
+def _outer(b, u, v):
+    """``u[:, None] * v``: the outer product of two vectors, by broadcasting."""
+    return b.mul(b.reshape(u, shape=b.type_of(u).shape + (1,)), v)
+
+
 def _matmul_vjp(b, ct, out, x, y):
     xt, yt = b.type_of(x), b.type_of(y)
     if xt.ndim == 1 and yt.ndim == 1:
         return b.fit(b.mul(ct, y), x), b.fit(b.mul(ct, x), y)
+    if xt.ndim == 2 and yt.ndim == 1:  # matrix @ vector: no reshapes around the products
+        return b.fit(_outer(b, ct, y), x), b.fit(b.matmul(swap_last(b, x), ct), y)
+    if xt.ndim == 1 and yt.ndim == 2:
+        return b.fit(b.matmul(y, ct), x), b.fit(_outer(b, x, ct), y)
     xs, ys = _promoted(xt.shape, yt.shape)
     xp, yp = _as(b, x, xs), _as(b, y, ys)
     out_shape = b.type_of(out).shape

@@ -63,7 +63,7 @@ REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepd
                    ex(float, axis=None, keepdims=False))
 
 primitive(
-    "sum", emit="np.sum({0}, axis={axis}, keepdims={keepdims})", infer=reduce_infer("sum"),
+    "sum", emit="{0}.sum(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("sum"),
     family=F,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, ct, x, axis, keepdims), x),),
@@ -79,7 +79,7 @@ def _mean_scale(b, g, x, axis):
 
 
 primitive(
-    "mean", emit="np.mean({0}, axis={axis}, keepdims={keepdims})", infer=reduce_infer("mean"),
+    "mean", emit="{0}.mean(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("mean"),
     family=F,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, _mean_scale(b, ct, x, axis), x, axis, keepdims), x),),
@@ -107,7 +107,7 @@ def _extremum(name):
 
     ties = [ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),
             ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
-    primitive(name, emit=f"np.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})",
+    primitive(name, emit=f"{{0}}.{name}(axis={{axis}}, keepdims={{keepdims}})", array_inputs=True,
               infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F,
               examples=[*REDUCE_EXAMPLES, *ties])
 

@@ -37,7 +37,7 @@ def _reshape_infer(t: AType, *, shape) -> AType:
 
 
 primitive(
-    "reshape", emit="np.reshape({0}, {shape})", infer=_reshape_infer, family=F,
+    "reshape", emit="{0}.reshape({shape})", array_inputs=True, infer=_reshape_infer, family=F,
     vjp=lambda b, ct, out, x, *, shape: (b.reshape(ct, shape=b.type_of(x).shape),),
     jvp=lambda b, t, out, x, *, shape: b.reshape(t[0], shape=shape),
     examples=[ex((2, 3), shape=(3, 2)), ex((6,), shape=(2, -1)), ex(float, shape=(1, 1))],
@@ -71,7 +71,7 @@ def _inverse_perm(axes):
 
 
 primitive(
-    "transpose", emit="np.transpose({0}, {axes})", infer=_transpose_infer, family=F,
+    "transpose", emit="{0}.transpose({axes})", array_inputs=True, infer=_transpose_infer, family=F,
     vjp=lambda b, ct, out, x, *, axes: (b.transpose(ct, axes=_inverse_perm(axes)),),
     jvp=lambda b, t, out, x, *, axes: b.transpose(t[0], axes=axes),
     examples=[ex((2, 3), axes=(1, 0)), ex((2, 3, 4), axes=(2, 0, 1)), ex((2, 3), axes=None)],

@@ -11,9 +11,10 @@ from ..ir.core import Function
 from ..ir.verifier import verify
 from .cse import cse
 from .dce import dce
+from .fold import fold
 from .simplify import simplify
 
-PIPELINE = [simplify, cse, dce]
+PIPELINE = [fold, simplify, cse, dce]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:

@@ -1,4 +1,4 @@
-"""Algebraic simplification of seeds: multiplying by one is free.
+"""Algebraic simplification: multiplying by one is free, broadcasting is implicit.
 
 A gradient seeded with ``ones_like(out)`` starts as a tensor of ones that the
 VJP rules reshape, broadcast and multiply. This pass tracks values known to be
@@ -10,7 +10,12 @@ type. Before/after::
     %b = broadcast_to %dout {shape=(3,)}
     %dx = mul %b, %cos_x     # f32[3]      ->   %dx is %cos_x
 
-Unused ones are then removed by DCE.
+A broadcasting elementwise op (add, mul, ...) does not need an operand
+broadcast beforehand: ``mul(broadcast_to(%c, (3,)), %y)`` becomes ``mul(%c, %y)``
+whenever NumPy's own broadcasting gives the same result type (VJPs of sums and
+means produce such ``broadcast_to``/``reshape`` chains; DESIGN principle 4).
+
+Unused ones and broadcasts are then removed by DCE.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from ..ir.core import Function
 from .rewrite import rewrite
 
 _ONES_PRESERVING = {"broadcast_to", "reshape", "expand_dims", "squeeze", "transpose", "cast"}
+_BROADCASTING = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "where"}
 
 
 def _is_one_const(op) -> bool:
@@ -39,12 +45,53 @@ def simplify(fn: Function) -> Function:
             new = _copy_simple(b, op, inputs)
             ones.add(id(new[0]))
             return new
+        if op.prim in _BROADCASTING:
+            inputs = _implicit_broadcast(op, inputs)
         if op.prim == "mul":
-            return _drop_one(op, inputs, ones, (0, 1))
+            return _drop_one(op, inputs, ones, (0, 1)) or _copy_if_changed(b, op, inputs)
         if op.prim == "div":
-            return _drop_one(op, inputs, ones, (1,))
-        return None
+            return _drop_one(op, inputs, ones, (1,)) or _copy_if_changed(b, op, inputs)
+        return _copy_if_changed(b, op, inputs)
     return rewrite(fn, rule)
+
+
+def _broadcast_source(v):
+    """The value ``v`` was broadcast from (through broadcast_to and leading-1 reshapes)."""
+    while v.producer is not None:
+        op = v.producer
+        src = op.inputs[0] if op.inputs else None
+        if op.prim == "broadcast_to":
+            v = src
+        elif op.prim == "reshape" and (src.type.size == 1 or
+                                       _adds_leading_ones(src.type.shape, v.type.shape)):
+            v = src
+        else:
+            break
+    return v
+
+
+def _adds_leading_ones(old, new) -> bool:
+    k = len(new) - len(old)
+    return k >= 0 and new[k:] == old and all(d == 1 for d in new[:k])
+
+
+def _implicit_broadcast(op, inputs):
+    out = op.result.type.shape
+    new = list(inputs)
+    for i, v in enumerate(inputs):
+        src = _broadcast_source(v)
+        if src is v or src.type.dtype != v.type.dtype or src.type.weak != v.type.weak:
+            continue
+        trial = new[:i] + [src] + new[i + 1:]
+        if tuple(np.broadcast_shapes(*(t.type.shape for t in trial))) == out:
+            new = trial
+    return new
+
+
+def _copy_if_changed(b, op, inputs):
+    if all(n is o for n, o in zip(inputs, op.inputs)):
+        return None
+    return _copy_simple(b, op, inputs)
 
 
 def _copy_simple(b, op, inputs):

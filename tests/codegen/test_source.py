@@ -47,9 +47,9 @@ def f(x, y):
     z = x * sin
     # model.py:4: w = np.cos(z).reshape(2, -1)
     w = np.cos(z)
-    w_1 = np.reshape(w, (2, -1))
+    w_1 = w.reshape((2, -1))
     # model.py:5: return w.sum(axis=-1) * 2.0 + bias
-    sum_ = np.sum(w_1, axis=-1, keepdims=False)
+    sum_ = w_1.sum(axis=-1, keepdims=False)
     c = 2.0
     mul = sum_ * c
     bias = bias_value
@@ -103,7 +103,7 @@ def test_name_collisions(ir):
     compiled = ir.check(fn, np.ones(2), np.full(2, 2.0), np.full(2, 3.0))
     lines = compiled.source.splitlines()
     assert lines[0] == "def x(x, x_1, v):"      # a local may shadow the function's name
-    assert {"    sum_ = np.sum(x, axis=None, keepdims=False)", "    np_ = -x_1",
+    assert {"    sum_ = x.sum(axis=None, keepdims=False)", "    np_ = -x_1",
             "    lambda_ = np_ * v", "    k = k_value_1", "    k_value = lambda_ + k",
             "    v_1st_value = np.sin(k_value)"} <= set(lines)
 

@@ -67,7 +67,7 @@ def example_values(example, domain, rng, dtype=np.float64) -> list:
 
 def like(value, rng):
     """A random value of the same type as ``value`` (a cotangent or a tangent)."""
-    if isinstance(value, float):
+    if type(value) is float:  # not np.float64, a float subclass that is an array scalar
         return float(draw(rng, ()))
     arr = np.asarray(value)
     return draw(rng, arr.shape).astype(arr.dtype)

@@ -1,0 +1,63 @@
+"""Constant folding: ops whose inputs are all small constants are computed now.
+
+Seeds and scale factors of adjoints are constants (``1``, ``1/n``), so chains
+like ``neg -> div -> reshape`` of a seed become one constant. Only results of
+at most ``MAX_ELEMENTS`` elements are folded, so no large array is baked into
+the generated code, and never an op whose result is larger than its inputs
+(``broadcast_to`` stays symbolic, for simplify to make implicit). Before/after::
+
+    %dout = const {value=1.0}
+    %neg = neg %dout
+    %div = div %neg, %c4           ->   %div = const {value=-0.25}
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ad import rules
+from ..ir.core import AType, Function
+from .rewrite import rewrite
+
+MAX_ELEMENTS = 16
+
+
+def fold(fn: Function) -> Function:
+    values: dict[int, object] = {}
+
+    def rule(b, op, inputs):
+        if op.prim == "const":
+            new = _const(b, op, op.params["value"])
+            values[id(new[0])] = op.params["value"]
+            return new
+        if len(op.results) != 1 or not inputs or not all(id(v) in values for v in inputs):
+            return None
+        result = _evaluate(op, [values[id(v)] for v in inputs])
+        if result is None:
+            return None
+        new = _const(b, op, result)
+        values[id(new[0])] = result
+        return new
+    return rewrite(fn, rule)
+
+
+def _const(b, op, value):
+    with b.at(op.loc):
+        return [b.emit("const", hint=op.result.hint, value=value)]
+
+
+def _evaluate(op, args):
+    """The op's value on constant ``args``, if it is small and has the op's exact type."""
+    if op.result.type.size > min(MAX_ELEMENTS, max(np.size(a) for a in args)):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            result = rules.get(op.prim).impl(*args, **op.params)
+    except Exception:  # noqa: BLE001 - a failing fold just leaves the op in place
+        return None
+    if isinstance(result, np.ndarray) and result.ndim == 0:
+        result = result[()]
+    if AType.of(result) != op.result.type:
+        return None
+    if isinstance(result, np.ndarray):
+        result.setflags(write=False)
+    return result
