@@ -50,7 +50,7 @@ def vjp_function(fn: Function, wrt: Sequence[int], seeds: Sequence[str], *,
     for op in reversed(forward.ops):
         _backprop(b, op, cts, active)
     grads = [_final_grad(b, cts.get(id(a)), a) for a in wrt_vals]
-    body.results = fresh_results(b, (list(outs) if with_outputs else []) + grads, body.args)
+    body.results = (list(outs) if with_outputs else []) + grads
     return Function(name or f"{fn.name}_grad", body, fn.loc)
 
 
@@ -124,32 +124,3 @@ def _final_grad(b, ct, arg: Value) -> Value:
     ct = b.fit(ct, arg)
     _name_cotangent(ct, arg)
     return ct
-
-
-#: primitives whose result may share memory with their first input
-_VIEWS = {"reshape", "transpose", "expand_dims", "squeeze", "stop_gradient"}
-#: primitives whose result must never be handed out as is (shared or read-only)
-_SHARED = {"const", "broadcast_to"}
-
-
-def _base(v: Value) -> Value:
-    while v.producer is not None and v.producer.prim in _VIEWS:
-        v = v.producer.inputs[0]
-    return v
-
-
-def fresh_results(b, results: list, args: list) -> list:
-    """``results`` with a copy wherever a result would alias an input, a constant,
-    a read-only view, or another result: every array returned to a user is new."""
-    arg_ids = {id(a) for a in args}
-    seen: set[int] = set()
-    fresh = []
-    for v in results:
-        base = _base(v)
-        aliased = id(v) in seen or id(base) in arg_ids or (
-            base.producer is not None and base.producer.prim in _SHARED)
-        if aliased and not v.type.weak:
-            v = b.emit("copy", v, hint=v.hint)
-        seen.add(id(v))
-        fresh.append(v)
-    return fresh

@@ -48,6 +48,7 @@ class GradFunction:
         self.config = config
         self.weights = weights
         self._entries: dict = {}
+        self._fast: dict = {}   # plain-ndarray signature -> ready call (see _fast_call)
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -74,6 +75,15 @@ class GradFunction:
         return entry
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            key = _ndarray_signature(args)
+            if key is not None:
+                call = self._fast.get(key)
+                if call is not None:
+                    return call(args)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         sens = None
         if self.config.sens:
             args, sens = packing.split_sens(args, kwargs)
@@ -87,6 +97,9 @@ class GradFunction:
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
+        fast = _fast_call(self.config, entry, args)
+        if fast is not None:
+            self._fast[_ndarray_signature(args)] = fast
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
@@ -101,6 +114,39 @@ class GradFunction:
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
+
+
+def _ndarray_signature(args):
+    """The signature of ``args`` when every one is a plain ndarray, else None."""
+    key = []
+    for a in args:
+        if type(a) is not np.ndarray:
+            return None
+        key.append((a.dtype, a.shape))
+    return tuple(key)
+
+
+def _fast_call(config, entry, args):
+    """A direct call of the generated code for the common case, or None.
+
+    When every input is a plain ndarray of at least one dimension, no Parameter is
+    read and only input gradients are returned, the generated function's outputs
+    already are the result: one gradient bare, several as a tuple. Any other case
+    goes through :func:`packing.pack`.
+    """
+    if (config.sens or config.has_aux or config.with_value or config.return_ids
+            or config.by_list or entry.params or _ndarray_signature(args) is None
+            or any(a.ndim == 0 for a in args)):
+        return None
+    fn = entry.compiled.fn
+    n = len(entry.positions)
+    if config.style == "gradop" and config.positions == "all":
+        return lambda a: fn(*a)
+    if n == 0:
+        return None
+    if n == 1:
+        return lambda a: fn(*a)[0]
+    return lambda a: fn(*a)
 
 
 def _check_bool(name, value):

@@ -29,7 +29,8 @@ def fold(fn: Function) -> Function:
             new = _const(b, op, op.params["value"])
             values[id(new[0])] = op.params["value"]
             return new
-        if len(op.results) != 1 or not inputs or not all(id(v) in values for v in inputs):
+        if (op.prim == "copy" or len(op.results) != 1 or not inputs
+                or not all(id(v) in values for v in inputs)):
             return None
         result = _evaluate(op, [values[id(v)] for v in inputs])
         if result is None:

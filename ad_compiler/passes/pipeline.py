@@ -12,9 +12,10 @@ from ..ir.verifier import verify
 from .cse import cse
 from .dce import dce
 from .fold import fold
+from .fresh import fresh_outputs
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, cse, dce]
+PIPELINE = [fold, simplify, cse, dce, fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:

@@ -1,0 +1,49 @@
+"""Fresh outputs: every array a generated function returns is new memory.
+
+A result that is an input (``f(x) = x``), a view of one (reshape, transpose),
+a constant (a folded seed), a read-only ``broadcast_to`` view, or the same value
+returned twice gets a ``copy``. Run last, after the passes that may turn a
+result into a constant. Before/after::
+
+    %dx = const {value=array([1., 1.])}
+    return %dx                      ->   %dx_1 = copy %dx ; return %dx_1
+"""
+from __future__ import annotations
+
+from ..ir.builder import Builder
+from ..ir.core import Function, Value
+from ..ir.clone import copy_function
+
+#: primitives whose result may share memory with their first input
+_VIEWS = {"reshape", "transpose", "expand_dims", "squeeze", "stop_gradient"}
+#: primitives whose result must never be handed out as is (shared or read-only)
+_SHARED = {"const", "broadcast_to"}
+
+
+def _base(v: Value) -> Value:
+    while v.producer is not None and v.producer.prim in _VIEWS:
+        v = v.producer.inputs[0]
+    return v
+
+
+def fresh_outputs(fn: Function) -> Function:
+    new, _ = copy_function(fn)
+    new.body.results = fresh_results(Builder(new.body), new.body.results, new.args)
+    return new
+
+
+def fresh_results(b, results: list, args: list) -> list:
+    """``results`` with a copy wherever a result would alias an input, a constant,
+    a read-only view, or another result: every array returned to a user is new."""
+    arg_ids = {id(a) for a in args}
+    seen: set[int] = set()
+    fresh = []
+    for v in results:
+        base = _base(v)
+        aliased = id(v) in seen or id(base) in arg_ids or (
+            base.producer is not None and base.producer.prim in _SHARED)
+        if aliased and not v.type.weak:
+            v = b.emit("copy", v, hint=v.hint)
+        seen.add(id(v))
+        fresh.append(v)
+    return fresh
