@@ -22,6 +22,7 @@ import numpy as np
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
 from ..errors import GradTypeError, GradValueError
+from ..nn import cell as cell_module
 from . import packing
 from .compiler import build_entry
 from .signature import flatten, signature
@@ -49,6 +50,7 @@ class GradFunction:
         self.weights = weights
         self._entries: dict = {}
         self._fast: dict = {}   # plain-ndarray signature -> ready call (see _fast_call)
+        self._epoch = cell_module.EPOCH
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -58,7 +60,8 @@ class GradFunction:
     def _key(self, args):
         w = self.weights
         wkey = None if w is None else tuple(id(p) for p in (w if isinstance(w, (list, tuple)) else (w,)))
-        return (self.config, wkey, getattr(self.fn, "__func__", None), signature(args))
+        return (self.config, wkey, getattr(self.fn, "__func__", None), cell_module.EPOCH,
+                signature(args))
 
     def entry_for(self, args):
         """The compiled entry for these inputs (compiled on first use)."""
@@ -75,6 +78,10 @@ class GradFunction:
         return entry
 
     def __call__(self, *args, **kwargs):
+        if self._epoch != cell_module.EPOCH:  # a Cell attribute changed since compiling
+            self._entries.clear()
+            self._fast.clear()
+            self._epoch = cell_module.EPOCH
         if not kwargs:
             key = _ndarray_signature(args)
             if key is not None:

@@ -41,6 +41,13 @@ from .parameter import PARAMETER_NAME_DEFAULT, Parameter, ParameterTuple
 __all__ = ["Cell"]
 
 
+
+#: Bumped whenever an existing attribute of any Cell is re-assigned or deleted
+#: (a new Parameter object, another sub-cell, a changed setting). Compiled
+#: gradients record it and recompile when it moved; ``set_data`` needs no
+#: recompilation, since Parameters are read at call time.
+EPOCH = 0
+
 class Cell:
     """Base class for networks and layers: subclasses define ``construct``.
 
@@ -68,6 +75,10 @@ class Cell:
 
     # ----------------------------------------------------------- attributes
     def __setattr__(self, name, value):
+        global EPOCH
+        if name in self.__dict__ or name in self.__dict__.get("_params", ()) \
+                or name in self.__dict__.get("_cells", ()):
+            EPOCH += 1  # a compiled gradient may have read the old value: recompile
         if isinstance(value, Parameter):
             self._set_parameter(name, value)
         elif _is_parameter_sequence(value):
@@ -93,6 +104,8 @@ class Cell:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        global EPOCH
+        EPOCH += 1
         self._params.pop(name, None)
         self._cells.pop(name, None)
         self._forget_sequence(name)

@@ -13,9 +13,10 @@ from .cse import cse
 from .dce import dce
 from .fold import fold
 from .fresh import fresh_outputs
+from .negate import negate
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, cse, dce, fresh_outputs]
+PIPELINE = [fold, simplify, negate, cse, dce, fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:

@@ -1,0 +1,76 @@
+"""Negation pushing: move ``neg`` outward until it cancels or becomes a subtraction.
+
+VJP rules negate freely (``d(a - b)/db``, ``d(1/y)``, ``d cos``); each ``neg`` is a
+full pass over an array. Negation is exact in IEEE arithmetic, so these rewrites
+change no bit of the result::
+
+    mul(neg a, b) -> neg mul(a, b)      div(neg a, b) -> neg div(a, b)
+    sum(neg a)    -> neg sum(a)         neg(neg a)    -> a
+    add(a, neg b) -> sub(a, b)          add(neg a, b) -> sub(b, a)
+    sub(a, neg b) -> add(a, b)          add(neg a, neg b) -> neg add(a, b)
+
+A pushed-out ``neg`` lands on the op's result, where the next consumer can absorb
+it in turn; the ``neg`` ops left unused are removed by DCE.
+"""
+from __future__ import annotations
+
+from ..ir.core import Function
+from .rewrite import rewrite
+
+_THROUGH = {"mul": (0, 1), "div": (0,), "sum": (0,), "mean": (0,)}
+
+
+def _unneg(v):
+    """``a`` when ``v`` is ``neg(a)``, else None."""
+    op = v.producer
+    return op.inputs[0] if op is not None and op.prim == "neg" else None
+
+
+def negate(fn: Function) -> Function:
+    def rule(b, op, inputs):
+        with b.at(op.loc):
+            if op.prim == "neg":
+                return _neg_neg(inputs)
+            if op.prim in ("add", "sub"):
+                return _add_sub(b, op, inputs)
+            if op.prim in _THROUGH:
+                return _through(b, op, inputs)
+        return None
+    return rewrite(fn, rule)
+
+
+def _emit(b, op, prim, inputs, hint=None):
+    out = b.emit(prim, *inputs, hint=hint or op.result.hint, **op.params)
+    return out if out.type == op.result.type else None
+
+
+def _neg_neg(inputs):
+    inner = _unneg(inputs[0])
+    return [inner] if inner is not None else None
+
+
+def _through(b, op, inputs):
+    for i in _THROUGH[op.prim]:
+        inner = _unneg(inputs[i])
+        if inner is not None and not inner.type.weak:
+            new = _emit(b, op, op.prim, inputs[:i] + [inner] + inputs[i + 1:], hint=op.prim)
+            if new is not None:
+                return [b.emit("neg", new, hint=op.result.hint)]
+    return None
+
+
+def _add_sub(b, op, inputs):
+    x, y = inputs
+    nx, ny = _unneg(x), _unneg(y)
+    if op.prim == "add" and nx is not None and ny is not None:
+        new = _emit(b, op, "add", [nx, ny], hint="add")
+        return None if new is None else [b.emit("neg", new, hint=op.result.hint)]
+    if op.prim == "add" and ny is not None:
+        new = _emit(b, op, "sub", [x, ny])
+    elif op.prim == "add" and nx is not None:
+        new = _emit(b, op, "sub", [y, nx])
+    elif op.prim == "sub" and ny is not None:
+        new = _emit(b, op, "add", [x, ny])
+    else:
+        return None
+    return None if new is None else [new]
