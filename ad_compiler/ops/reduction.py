@@ -98,8 +98,12 @@ def _hit_weights(b, out, x, axis, keepdims):
 
 def _extremum(name):
     def vjp(b, ct, out, x, *, axis=None, keepdims=False):
-        w = _hit_weights(b, out, x, axis, keepdims)
-        return (b.fit(b.mul(keep_dims_of(b, ct, x, axis, keepdims), w), x),)
+        # hits * (ct / count): the division runs on the small reduced array, and the
+        # boolean mask multiplies without a cast (3 passes over x instead of 5)
+        hits = b.equal(x, keep_dims_of(b, out, x, axis, keepdims))
+        ct = keep_dims_of(b, ct, x, axis, keepdims)
+        count = b.cast(b.sum(hits, axis=axis, keepdims=True), dtype=b.type_of(ct).dtype)
+        return (b.fit(b.mul(hits, b.div(ct, count)), x),)
 
     def jvp(b, t, out, x, *, axis=None, keepdims=False):
         w = _hit_weights(b, out, x, axis, keepdims)

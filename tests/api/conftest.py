@@ -19,7 +19,8 @@ from ad_compiler import Parameter, Tensor, nn, ops
 
 EPS = 1e-6
 TOL = {np.dtype("float64"): dict(rtol=1e-6, atol=1e-7),
-       np.dtype("float32"): dict(rtol=1e-4, atol=1e-5)}
+       np.dtype("float32"): dict(rtol=1e-4, atol=1e-5),
+       np.dtype("float16"): dict(rtol=2e-3, atol=2e-3)}
 
 
 @pytest.fixture

@@ -229,6 +229,29 @@ def test_has_aux_with_weights_seed_example(api):
                           tuple(api.Leaf(api.fd_grad(both_ref, args, i), args[i]) for i in (2, 3))))
 
 
+def nested_aux(x, y):
+    return np.sum(x * y), (x + y, y * 2.0)
+
+
+def test_aux_is_the_tuple_of_the_remaining_outputs_even_when_nested(api):
+    x, y = np.array([1.0, 2.0]), np.array([0.5, -0.5])
+    got, aux = grad(nested_aux, has_aux=True)(x, y)
+    api.assert_grad(got, y, x)
+    assert type(aux) is tuple and len(aux) == 1
+    assert type(aux[0]) is tuple and len(aux[0]) == 2
+    api.assert_values(aux[0][0], x + y)
+    api.assert_values(aux[0][1], y * 2.0)
+
+
+def test_return_ids_with_has_aux(api):
+    x, y = np.array([1.0, 2.0]), np.array([0.5, -0.5])
+    ((i0, g0), (i1, g1)), aux = grad(with_two_aux, (1, 0), has_aux=True, return_ids=True)(x, y)
+    assert (i0, i1) == (1, 0)
+    api.assert_grad(g0, x, y)
+    api.assert_grad(g1, y, x)
+    assert len(aux) == 2
+
+
 def single_output(x):
     return x * 2.0
 

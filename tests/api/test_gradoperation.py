@@ -10,7 +10,6 @@ import itertools
 import numpy as np
 import pytest
 
-import ad_compiler as ms
 from ad_compiler import Parameter, ParameterTuple, Tensor, nn
 from ad_compiler.ops import GradOperation
 
@@ -233,6 +232,23 @@ def test_sens_of_the_right_shape_and_dtype_is_accepted_as_ndarray(api):
     got = GradOperation(get_all=True, sens_param=True)(three_inputs)(x, y, x, sens)
     want = api.fd_grads(three_inputs, (x, y, x), sens=sens)
     api.assert_structure(got, tuple(api.Leaf(g, v) for g, v in zip(want, (x, y, x))))
+
+
+def sum_of_squares(x):
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("sens", [2.5, np.float64(2.5), np.array(2.5)], ids=repr)
+def test_scalar_sens_for_a_scalar_output(api, sens):
+    x = np.array([0.5, -1.0, 2.0])
+    got = GradOperation(sens_param=True)(sum_of_squares)(x, sens)
+    api.assert_grad(got, 2 * x * 2.5, x)
+
+
+def test_python_float_sens_for_a_float32_scalar_output(api):
+    x = Tensor(np.array([0.5, -1.0], np.float32))
+    got = GradOperation(sens_param=True)(sum_of_squares)(x, sens=-2.0)
+    api.assert_grad(got, 2 * api.f64(x) * -2.0, x)
 
 
 # -- argument checks ------------------------------------------------------------------------
