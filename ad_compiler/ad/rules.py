@@ -53,10 +53,12 @@ class Primitive:
     examples: list = field(default_factory=list)
     domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero
     array_inputs: bool = False     # the template calls methods on its inputs: no Python numbers
+    view: bool = False             # the result may share memory with input 0 (reshape ...)
     static: tuple = ()             # names of params, for documentation/validation
     family: str = ""
     _impl: Callable | None = None
     _defaults: dict | None = None
+    _inplace: dict | None = None
 
     @property
     def defaults(self) -> dict:
@@ -67,6 +69,19 @@ class Primitive:
                 name: p.default for name, p in inspect.signature(self.infer).parameters.items()
                 if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
         return self._defaults
+
+    @property
+    def inplace(self) -> dict:
+        """Statement templates that write the result into input ``k``'s buffer, by ``k``.
+
+        Derived from the template: ``{0} + {1}`` gives ``{0} += {1}`` (and
+        ``np.add({0}, {1}, out={1})``), a NumPy ufunc call ``np.exp({0})`` gives
+        ``np.exp({0}, out={0})``. Empty for anything else. Codegen uses a form only
+        when that input's buffer is dead after the op (codegen/inplace.py).
+        """
+        if self._inplace is None:
+            self._inplace = derive_inplace(self.emit) if isinstance(self.emit, str) else {}
+        return self._inplace
 
     @property
     def impl(self) -> Callable:
@@ -99,12 +114,16 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False) -> Primitive:
+              array_inputs=False, view=False) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
     (``{0}.sum(...)``, faster than ``np.sum`` at small sizes); the builder then
     turns Python-number inputs into arrays first.
+
+    ``view=True`` says the result may share memory with its first input
+    (reshape, transpose ...): such results are never written in place, and are
+    copied before they are returned to a user.
 
     ``emit`` is normally a template string. For variadic primitives (``concat``)
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
@@ -115,7 +134,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     if callable(emit) and impl is None:
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
-                     array_inputs=array_inputs, _impl=impl)
+                     array_inputs=array_inputs, view=view, _impl=impl)
     PRIMITIVES[name] = prim
     for obj in aliases:
         register_lowering(obj, _direct_lowering(name))
@@ -209,3 +228,35 @@ def _compile_template(template: str) -> Callable:
     params = ", ".join(args + (["*"] + names if names else []))
     src = f"lambda {params}: {body}" if params else f"lambda: {body}"
     return eval(src, {"np": np, "math": math})  # noqa: S307 - templates are our own source
+
+
+# -- in-place forms -------------------------------------------------------------
+
+_OPERATOR_UFUNCS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide"}
+
+
+def derive_inplace(template: str) -> dict:
+    """In-place statement forms of an elementwise template (see Primitive.inplace).
+
+    >>> derive_inplace("{0} - {1}")
+    {0: '{0} -= {1}', 1: 'np.subtract({0}, {1}, out={1})'}
+    >>> derive_inplace("np.maximum({0}, 0)")
+    {0: 'np.maximum({0}, 0, out={0})'}
+    >>> derive_inplace("np.sum({0})")
+    {}
+    """
+    import re
+    m = re.fullmatch(r"\{0\} ([-+*/]) \{1\}", template)
+    if m:
+        op, ufunc = m.group(1), _OPERATOR_UFUNCS[m.group(1)]
+        second = (f"{{1}} {op}= {{0}}" if op in "+*"  # commutative: exact either way
+                  else f"np.{ufunc}({{0}}, {{1}}, out={{1}})")
+        return {0: f"{{0}} {op}= {{1}}", 1: second}
+    if template == "-{0}":
+        return {0: "np.negative({0}, out={0})"}
+    m = re.fullmatch(r"np\.(\w+)\(([^()]*)\)", template)
+    if not m or not isinstance(getattr(np, m.group(1), None), np.ufunc):
+        return {}
+    args = [a.strip() for a in m.group(2).split(",")]
+    return {int(a[1:-1]): f"np.{m.group(1)}({m.group(2)}, out={a})"
+            for a in args if re.fullmatch(r"\{\d+\}", a)}

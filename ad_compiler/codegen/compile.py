@@ -32,9 +32,9 @@ class Compiled:
     filename: str
 
 
-def compile_function(fn, comments: bool = True) -> Compiled:
+def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> Compiled:
     """Generate, compile and load ``fn`` (an IR Function) as a Python function."""
-    source, namespace = to_source(fn, comments=comments)
+    source, namespace = to_source(fn, comments=comments, reuse_buffers=reuse_buffers)
     name = function_name(fn)
     filename = f"<ad_compiler:{name}:{next(_COUNTER)}>"
     code = compile(source, filename, "exec")

@@ -50,14 +50,18 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
+from . import inplace
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
 
 
-def to_source(fn, comments: bool = True) -> tuple[str, dict]:
-    """The Python source of ``fn`` and the namespace dict it must run in."""
-    ctx = EmitContext(fn, comments)
+def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[str, dict]:
+    """The Python source of ``fn`` and the namespace dict it must run in.
+
+    With ``reuse_buffers``, elementwise ops write into dead buffers (codegen/inplace.py).
+    """
+    ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
     return unparse(tree), ctx.namespace
 
@@ -76,7 +80,7 @@ class EmitContext:
     statements, e.g. for the values a region yields).
     """
 
-    def __init__(self, fn, comments: bool = True):
+    def __init__(self, fn, comments: bool = True, reuse_buffers: bool = True):
         self.fn = fn
         self.comments = comments
         self.namespace: dict = {"np": np, "math": math}
@@ -84,6 +88,8 @@ class EmitContext:
         self._names: dict[int, str] = {}
         self._entries: dict[int, str] = {}
         self._last_where = None
+        # id(op) -> input whose buffer takes the result
+        self._reuse = inplace.plan(fn) if reuse_buffers else {}
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -95,8 +101,10 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._ns.fresh(v.hint)
         for op in block.ops:
-            for v in op.results:
-                self._names[id(v)] = self._ns.fresh(v.hint)
+            k = self._reuse.get(id(op))
+            for v in op.results:  # an op writing in place keeps its buffer's name
+                self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
+                    self._names[id(op.inputs[k])]
             for region in op.regions:
                 self._name_block(region)
 
@@ -157,7 +165,12 @@ class EmitContext:
         special = STRUCTURAL_EMIT.get(op.prim)
         if special is not None:
             return special(op, self)
-        value = self.expr(self._call_source(op, rules.get(op.prim)), op)
+        prim = rules.get(op.prim)
+        k = self._reuse.get(id(op))
+        if k is not None:
+            source = prim.inplace[k].format(*(self.name(v) for v in op.inputs))
+            return [ast.parse(source).body[0]]
+        value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
 
     # -- expressions -----------------------------------------------------------

@@ -284,7 +284,7 @@ def lower_where(b, condition, x, y):
 
 # The output carries no derivative: nondiff makes the AD passes treat it as a
 # constant; the explicit rules say the same to anything that calls them.
-primitive("stop_gradient", emit="{0}", infer=same_type, nondiff=True, family=F,
+primitive("stop_gradient", view=True, emit="{0}", infer=same_type, nondiff=True, family=F,
           vjp=lambda b, ct, out, x: (None,), jvp=lambda b, t, out, x: None)
 
 
@@ -312,7 +312,7 @@ del _name, _op, _np_fn, _py_fn
 # np.asarray rather than .astype: a cast may meet a Python number (a tangent of
 # a float argument fitted to a 0-d float32 output), which has no .astype.
 primitive(
-    "cast", emit="np.asarray({0}, dtype={dtype})", family=F,
+    "cast", view=True, emit="np.asarray({0}, dtype={dtype})", family=F,
     infer=lambda t, *, dtype: t.with_dtype(dtype),
     vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
     jvp=lambda b, t, out, x, *, dtype: b.cast(t[0], dtype=dtype),

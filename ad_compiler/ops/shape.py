@@ -37,14 +37,14 @@ def _reshape_infer(t: AType, *, shape) -> AType:
 
 
 primitive(
-    "reshape", emit="{0}.reshape({shape})", array_inputs=True, infer=_reshape_infer, family=F,
+    "reshape", view=True, emit="{0}.reshape({shape})", array_inputs=True, infer=_reshape_infer, family=F,
     vjp=lambda b, ct, out, x, *, shape: (b.reshape(ct, shape=b.type_of(x).shape),),
     jvp=lambda b, t, out, x, *, shape: b.reshape(t[0], shape=shape),
     examples=[ex((2, 3), shape=(3, 2)), ex((6,), shape=(2, -1)), ex(float, shape=(1, 1))],
 )
 
 primitive(
-    "broadcast_to", emit="np.broadcast_to({0}, {shape})", family=F,
+    "broadcast_to", view=True, emit="np.broadcast_to({0}, {shape})", family=F,
     infer=lambda t, *, shape: AType(tuple(np.broadcast_shapes(t.shape, tuple(shape))),
                                     t.dtype, False),
     vjp=lambda b, ct, out, x, *, shape: (b.fit(ct, x),),
@@ -71,21 +71,21 @@ def _inverse_perm(axes):
 
 
 primitive(
-    "transpose", emit="{0}.transpose({axes})", array_inputs=True, infer=_transpose_infer, family=F,
+    "transpose", view=True, emit="{0}.transpose({axes})", array_inputs=True, infer=_transpose_infer, family=F,
     vjp=lambda b, ct, out, x, *, axes: (b.transpose(ct, axes=_inverse_perm(axes)),),
     jvp=lambda b, t, out, x, *, axes: b.transpose(t[0], axes=axes),
     examples=[ex((2, 3), axes=(1, 0)), ex((2, 3, 4), axes=(2, 0, 1)), ex((2, 3), axes=None)],
 )
 
 primitive(
-    "expand_dims", emit="np.expand_dims({0}, {axis})", infer=_expand_dims_infer, family=F,
+    "expand_dims", view=True, emit="np.expand_dims({0}, {axis})", infer=_expand_dims_infer, family=F,
     vjp=lambda b, ct, out, x, *, axis: (b.reshape(ct, shape=b.type_of(x).shape),),
     jvp=lambda b, t, out, x, *, axis: b.expand_dims(t[0], axis=axis),
     examples=[ex((3,), axis=0), ex((2, 3), axis=(0, 3)), ex((2, 3), axis=-1)],
 )
 
 primitive(
-    "squeeze", emit="np.squeeze({0}, {axis})", infer=_squeeze_infer, family=F,
+    "squeeze", view=True, emit="np.squeeze({0}, {axis})", infer=_squeeze_infer, family=F,
     vjp=lambda b, ct, out, x, *, axis: (b.reshape(ct, shape=b.type_of(x).shape),),
     jvp=lambda b, t, out, x, *, axis: b.squeeze(t[0], axis=axis),
     examples=[ex((1, 3, 1), axis=None), ex((1, 3), axis=0), ex((2, 1), axis=(-1,))],
@@ -119,7 +119,7 @@ def _slice_vjp(b, ct, out, x, *, axis, start, stop):
 
 
 primitive(
-    "slice_axis", emit=_slice_emit, impl=_slice_impl, infer=_slice_infer, family=F,
+    "slice_axis", view=True, emit=_slice_emit, impl=_slice_impl, infer=_slice_infer, family=F,
     vjp=_slice_vjp,
     jvp=lambda b, t, out, x, **params: b.slice_axis(t[0], **params),
     examples=[ex((4,), axis=0, start=1, stop=3), ex((2, 5), axis=1, start=2, stop=5)],

@@ -10,18 +10,19 @@ result into a constant. Before/after::
 """
 from __future__ import annotations
 
+from ..ad import rules
 from ..ir.builder import Builder
 from ..ir.core import Function, Value
 from ..ir.clone import copy_function
 
-#: primitives whose result may share memory with their first input
-_VIEWS = {"reshape", "transpose", "expand_dims", "squeeze", "stop_gradient"}
 #: primitives whose result must never be handed out as is (shared or read-only)
 _SHARED = {"const", "broadcast_to"}
 
 
 def _base(v: Value) -> Value:
-    while v.producer is not None and v.producer.prim in _VIEWS:
+    """The value whose memory ``v`` may share (through ``view`` primitives)."""
+    while (v.producer is not None and v.producer.prim not in _SHARED
+           and rules.get(v.producer.prim).view):
         v = v.producer.inputs[0]
     return v
 

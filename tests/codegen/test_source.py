@@ -65,13 +65,13 @@ def build():
 
 
 def test_golden_source():
-    src, namespace = to_source(build())
+    src, namespace = to_source(build(), reuse_buffers=False)
     assert src == GOLDEN
     assert set(namespace) == {"np", "math", "bias_value"}
 
 
 def test_without_comments():
-    src, _ = to_source(build(), comments=False)
+    src, _ = to_source(build(), comments=False, reuse_buffers=False)
     assert "#" not in src
     assert src == "".join(line for line in GOLDEN.splitlines(True) if "#" not in line)
 
@@ -84,7 +84,7 @@ def test_same_function_same_source():
 @pytest.mark.parametrize("seed", ["0", "12345"])
 def test_same_source_in_another_process(seed):
     script = BUILD + "\nimport sys\nfrom ad_compiler.codegen import to_source\n" \
-                     "sys.stdout.write(to_source(build())[0])\n"
+                     "sys.stdout.write(to_source(build(), reuse_buffers=False)[0])\n"
     env = dict(os.environ, PYTHONHASHSEED=seed)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=env, check=True).stdout
@@ -100,8 +100,8 @@ def test_name_collisions(ir):
     clash = b.add(m, k, hint="k_value")        # a local named like the entry it would get
     odd = b.sin(clash, hint="1st value")
     fn = ir.finish(b, s, odd, name="x")
-    compiled = ir.check(fn, np.ones(2), np.full(2, 2.0), np.full(2, 3.0))
-    lines = compiled.source.splitlines()
+    ir.check(fn, np.ones(2), np.full(2, 2.0), np.full(2, 3.0))
+    lines = to_source(fn, reuse_buffers=False)[0].splitlines()
     assert lines[0] == "def x(x, x_1, v):"      # a local may shadow the function's name
     assert {"    sum_ = x.sum(axis=None, keepdims=False)", "    np_ = -x_1",
             "    lambda_ = np_ * v", "    k = k_value_1", "    k_value = lambda_ + k",
@@ -117,14 +117,14 @@ def test_function_name_is_made_valid(ir):
 def test_no_outputs_and_no_arguments(ir):
     b, _ = ir.new()
     fn = ir.finish(b, name="nothing")
-    assert to_source(fn)[0] == "def nothing():\n    return ()\n"
+    assert to_source(fn, reuse_buffers=False)[0] == "def nothing():\n    return ()\n"
 
 
 def test_one_namespace_entry_per_object(ir):
     table = np.arange(3.0)
     b, _ = ir.new()
     fn = ir.finish(b, b.const(table, hint="t"), b.const(table, hint="u"))
-    src, namespace = to_source(fn)
+    src, namespace = to_source(fn, reuse_buffers=False)
     assert "t = t_value\n    u = t_value\n" in src
     assert [k for k in namespace if namespace[k] is table] == ["t_value"]
 
@@ -189,7 +189,7 @@ def test_comment_rules(ir):
         y = b.sin(y, hint="y")                                   # after an unlocated op: again
     with b.at(SourceLoc("other.py", 9)):
         y = b.cos(y, hint="y")                                   # no text: file and line only
-    src, _ = to_source(ir.finish(b, y))
+    src, _ = to_source(ir.finish(b, y), reuse_buffers=False)
     assert src.splitlines()[1:8] == [
         "    # m.py:3: y = f(x)", "    y = np.sin(x)", "    y_1 = np.cos(y)", "    y_2 = -y_1",
         "    # m.py:3: y = f(x)", "    y_3 = np.sin(y_2)", "    # other.py:9"]

@@ -1,0 +1,96 @@
+"""Buffer reuse: an elementwise op may write its result into a dead input's buffer.
+
+At large sizes the cost of an adjoint is dominated by allocating (and faulting
+in) a fresh array per op. When an input of an elementwise op is an array this
+function allocated itself, is not needed after the op, and shares its memory
+with no value that is still needed, the op can write into it: ``dx += dy``,
+``np.exp(t, out=t)``. The IR stays SSA; only the generated Python reuses names.
+
+Rules (for ops of the function's top-level block; regions are left alone):
+
+* a *buffer* is a value produced here by a primitive that allocates (not an
+  argument, not a ``const`` from the namespace, not a ``view`` primitive's result,
+  not 0-d: NumPy gives scalars there, which are immutable);
+* a view (``view=True`` primitives: reshape, transpose, ...) joins the alias
+  group of its input; a buffer is dead at op *i* when every member of its group
+  is last used at or before *i* (uses inside regions count at their op; the
+  function's outputs count as used at the end);
+* the op's result must have exactly the buffer's shape and dtype (no casting,
+  no broadcasting into it), and the primitive must have an in-place form
+  (``Primitive.inplace``, derived from its template).
+"""
+from __future__ import annotations
+
+from ..ad import rules
+from ..ir.core import Block, Function
+
+_END = float("inf")
+
+
+def plan(fn: Function) -> dict[int, int]:
+    """``{id(op): k}`` for the ops that may write their result into input ``k``."""
+    block = fn.body
+    root = _alias_roots(block)
+    last = _group_last_use(block, root)
+    owned = _owned_buffers(block)
+    reuse: dict[int, int] = {}
+    for i, op in enumerate(block.ops):
+        if op.regions or len(op.results) != 1:
+            continue
+        forms = rules.get(op.prim).inplace if op.prim in rules.PRIMITIVES else {}
+        for k in sorted(forms):
+            v = op.inputs[k]
+            # other inputs may be this buffer too (x + x) or views of it: NumPy's ufuncs
+            # handle overlapping memory, and the whole group is dead after this op
+            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i:
+                reuse[id(op)] = k
+                break
+    return reuse
+
+
+def _alias_roots(block: Block) -> dict[int, int]:
+    """Each value's alias-group root: a view's root is its input's root."""
+    root: dict[int, int] = {id(a): id(a) for a in block.args}
+    for op in block.ops:
+        prim = rules.PRIMITIVES.get(op.prim)
+        for r in op.results:
+            if prim is not None and prim.view and op.inputs:
+                root[id(r)] = root.get(id(op.inputs[0]), id(op.inputs[0]))
+            else:
+                root[id(r)] = id(r)
+    return root
+
+
+def _group_last_use(block: Block, root) -> dict[int, float]:
+    last: dict[int, float] = {}
+    for i, op in enumerate(block.ops):
+        for v in _uses(op):
+            g = root.get(id(v), id(v))
+            last[g] = max(last.get(g, -1), i)
+        for r in op.results:
+            last.setdefault(root[id(r)], -1)
+    for v in block.results:
+        last[root.get(id(v), id(v))] = _END
+    for a in block.args:
+        last[root[id(a)]] = _END  # arguments belong to the caller: never overwritten
+    return last
+
+
+def _uses(op):
+    yield from op.inputs
+    for region in op.regions:
+        for inner in region.walk():
+            yield from inner.inputs
+        yield from region.results
+
+
+def _owned_buffers(block: Block) -> set[int]:
+    owned = set()
+    for op in block.ops:
+        prim = rules.PRIMITIVES.get(op.prim)
+        if prim is None or prim.view or op.prim == "const" or op.regions:
+            continue
+        for r in op.results:
+            if not r.type.weak and r.type.ndim >= 1:
+                owned.add(id(r))
+    return owned
