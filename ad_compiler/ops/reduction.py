@@ -102,7 +102,9 @@ def _extremum(name):
         # boolean mask multiplies without a cast (3 passes over x instead of 5)
         hits = b.equal(x, keep_dims_of(b, out, x, axis, keepdims))
         ct = keep_dims_of(b, ct, x, axis, keepdims)
-        count = b.cast(b.sum(hits, axis=axis, keepdims=True), dtype=b.type_of(ct).dtype)
+        count = b.sum(hits, axis=axis, keepdims=True)
+        if np.result_type(b.type_of(ct).dtype, b.type_of(count).dtype) != b.type_of(ct).dtype:
+            count = b.cast(count, dtype=b.type_of(ct).dtype)  # float32 / int64 would be float64
         return (b.fit(b.mul(hits, b.div(ct, count)), x),)
 
     def jvp(b, t, out, x, *, axis=None, keepdims=False):

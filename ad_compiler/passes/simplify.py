@@ -55,6 +55,19 @@ def simplify(fn: Function) -> Function:
     return rewrite(fn, rule)
 
 
+def _broadcast_sources(v):
+    """Values ``v`` may be replaced by where NumPy broadcasts anyway, best first:
+    the one element a broadcast/reshape chain starts from, then what ``v`` was
+    broadcast from (through broadcast_to and leading-1 reshapes)."""
+    cur = v
+    while cur.producer is not None and cur.producer.prim in ("broadcast_to", "reshape"):
+        cur = cur.producer.inputs[0]
+        if cur.type.size == 1:
+            yield cur
+            break
+    yield _broadcast_source(v)
+
+
 def _broadcast_source(v):
     """The value ``v`` was broadcast from (through broadcast_to and leading-1 reshapes)."""
     while v.producer is not None:
@@ -79,12 +92,13 @@ def _implicit_broadcast(op, inputs):
     out = op.result.type.shape
     new = list(inputs)
     for i, v in enumerate(inputs):
-        src = _broadcast_source(v)
-        if src is v or src.type.dtype != v.type.dtype or src.type.weak != v.type.weak:
-            continue
-        trial = new[:i] + [src] + new[i + 1:]
-        if tuple(np.broadcast_shapes(*(t.type.shape for t in trial))) == out:
-            new = trial
+        for src in _broadcast_sources(v):
+            if src is v or src.type.dtype != v.type.dtype or src.type.weak != v.type.weak:
+                continue
+            trial = new[:i] + [src] + new[i + 1:]
+            if tuple(np.broadcast_shapes(*(t.type.shape for t in trial))) == out:
+                new = trial
+                break
     return new
 
 
