@@ -32,6 +32,19 @@ def _check_reduction(reduction) -> str:
     return reduction
 
 
+
+def reduce_loss(loss, reduction):
+    """``loss`` reduced as ``reduction`` says ('mean', 'sum' or 'none').
+
+    Called from ``construct`` methods: the compiler inlines it and folds the
+    comparisons, since ``reduction`` is fixed when the Cell is built.
+    """
+    if reduction == "mean":
+        return np.mean(loss)
+    if reduction == "sum":
+        return np.sum(loss)
+    return loss
+
 class MSELoss(Cell):
     """Mean squared error: ``reduce((logits - labels) ** 2)``.
 
@@ -45,11 +58,7 @@ class MSELoss(Cell):
 
     def construct(self, logits, labels):
         loss = np.square(logits - labels)
-        if self.reduction == "mean":
-            loss = np.mean(loss)
-        if self.reduction == "sum":
-            loss = np.sum(loss)
-        return loss
+        return reduce_loss(loss, self.reduction)
 
     def extend_repr(self) -> str:
         return f"reduction={self.reduction}"
@@ -77,11 +86,7 @@ class SoftmaxCrossEntropyWithLogits(Cell):
         shifted = logits - np.max(logits, axis=-1, keepdims=True)
         log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
         loss = -np.sum(labels * log_probs, axis=-1)
-        if self.reduction == "mean":
-            loss = np.mean(loss)
-        if self.reduction == "sum":
-            loss = np.sum(loss)
-        return loss
+        return reduce_loss(loss, self.reduction)
 
     def extend_repr(self) -> str:
         return f"sparse={self.sparse}, reduction={self.reduction}"
