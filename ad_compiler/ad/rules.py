@@ -225,8 +225,9 @@ def _compile_template(template: str) -> Callable:
     n, names = template_fields(template)
     args = [f"_a{i}" for i in range(n)]
     body = template.format(*args, **{k: k for k in names})
-    params = ", ".join(args + (["*"] + names if names else []))
-    src = f"lambda {params}: {body}" if params else f"lambda: {body}"
+    # params a template does not spell (``length=`` of stack_list) are for infer only
+    params = ", ".join(args + (["*"] + names if names else []) + ["**_unused"])
+    src = f"lambda {params}: {body}"
     return eval(src, {"np": np, "math": math})  # noqa: S307 - templates are our own source
 
 

@@ -5,6 +5,7 @@
 returns a :class:`Compiled`. Ops with regions plug in through
 :data:`STRUCTURAL_EMIT`.
 """
+from . import control  # noqa: F401  (registers the emitters of if/for/while)
 from .compile import Compiled, compile_function
 from .emit import STRUCTURAL_EMIT, EmitContext, to_source
 

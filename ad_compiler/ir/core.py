@@ -89,6 +89,20 @@ class AType:
         return f"{short}[{','.join(str(d) for d in self.shape)}]"
 
 
+@dataclass(frozen=True)
+class ListType:
+    """A Python list of values of one type, built by a loop (``ys.append(v)``, or the
+    values a loop's adjoint saves per iteration)."""
+
+    elem: AType
+
+    weak = False
+    shape = ()
+
+    def __str__(self) -> str:
+        return f"list<{self.elem}>"
+
+
 class Value:
     """An SSA value. ``hint`` is the user's variable name it came from, if any."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..ad import rules
 from ..errors import IRError
-from .core import AType, Block, Function, Value
+from .core import AType, Block, Function, ListType, Value
 
 #: ops with regions, handled by the passes that know them (not in the registry)
 STRUCTURAL: set[str] = set()
@@ -31,7 +31,7 @@ def _fail(fn, message, op=None):
 def _define(fn, v, defined, scope, op=None):
     if not isinstance(v, Value):
         _fail(fn, f"{v!r} is not a Value", op)
-    if not isinstance(v.type, AType):
+    if not isinstance(v.type, (AType, ListType)):
         _fail(fn, f"value {v!r} has no type", op)
     if id(v) in defined:
         _fail(fn, f"value {v!r} is defined twice", op)

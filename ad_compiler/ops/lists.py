@@ -1,0 +1,48 @@
+"""Lists built by loops: reading an element, stacking, and unstacking.
+
+A ``list<T>`` value comes from a loop's stacked outputs (``ys.append(y)`` in user
+code, or the values a loop's adjoint saves per iteration). Its elements are
+shared with the loop that built them, so ``list_get`` is a view: its result is
+never written in place.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ad.rules import primitive
+from ..errors import UnsupportedOperationError
+from ..ir.core import AType, ListType
+
+F = "lists"
+
+
+def _no_list_gradient(*_args, **_params):
+    raise UnsupportedOperationError(
+        "gradients through a list element read (the adjoint of a loop) are not supported",
+        hint="gradients of gradients through loops are not supported yet")
+
+
+def _stack_infer(t: ListType, *, axis=0, length=0) -> AType:
+    shape = list(t.elem.shape)
+    shape.insert(axis % (len(shape) + 1), length)
+    return AType(tuple(shape), t.elem.dtype, False)
+
+
+primitive("list_get", emit="{0}[{1}]", view=True, family=F, nondiff=False,
+          infer=lambda lst, i: lst.elem, vjp=_no_list_gradient, jvp=_no_list_gradient,
+          examples=[])
+
+primitive("stack_list", emit="np.stack({0}, axis={axis})", family=F,
+          infer=_stack_infer,
+          vjp=lambda b, ct, out, lst, *, axis=0, length=0: (
+              b.unstack(ct, axis=axis, elem=lst.type.elem),),
+          jvp=lambda b, t, out, lst, *, axis=0, length=0: b.stack_list(t[0], axis=axis,
+                                                                      length=length),
+          examples=[])
+
+primitive("unstack", emit="list(np.moveaxis({0}, {axis}, 0))", family=F, view=True,
+          infer=lambda t, *, axis=0, elem=None: ListType(elem),
+          vjp=lambda b, ct, out, x, *, axis=0, elem=None: (
+              b.stack_list(ct, axis=axis, length=b.type_of(x).shape[axis]),),
+          jvp=lambda b, t, out, x, *, axis=0, elem=None: b.unstack(t[0], axis=axis, elem=elem),
+          examples=[])
