@@ -9,7 +9,13 @@ shapes, integer bookkeeping or outputs that are not differentiated
 from __future__ import annotations
 
 from . import rules
+from ..ir.control import free_values
 from ..ir.core import Block
+
+
+def _uses(op):
+    """Values ``op`` depends on: its inputs and, for structured ops, its captures."""
+    return list(op.inputs) + (free_values(op) if op.regions else [])
 
 
 def varied_values(block: Block, seeds: set[int]) -> set[int]:
@@ -19,7 +25,7 @@ def varied_values(block: Block, seeds: set[int]) -> set[int]:
         prim = rules.PRIMITIVES.get(op.prim)
         if prim is not None and prim.nondiff:
             continue
-        if any(id(v) in varied for v in op.inputs):
+        if any(id(v) in varied for v in _uses(op)):
             varied.update(id(r) for r in op.results)
     return varied
 
@@ -29,7 +35,7 @@ def useful_values(block: Block, outputs) -> set[int]:
     useful = {id(v) for v in outputs}
     for op in reversed(block.ops):
         if any(id(r) in useful for r in op.results):
-            useful.update(id(v) for v in op.inputs)
+            useful.update(id(v) for v in _uses(op))
     return useful
 
 

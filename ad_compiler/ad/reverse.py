@@ -47,8 +47,7 @@ def vjp_function(fn: Function, wrt: Sequence[int], seeds: Sequence[str], *,
     active = active_values(forward, wrt_vals, seeded)
     cts: dict[int, Value] = {}
     _seed(b, body, outs, seeds, active, cts)
-    for op in reversed(forward.ops):
-        _backprop(b, op, cts, active)
+    backprop_block(b, forward, cts, active)
     grads = [_final_grad(b, cts.get(id(a)), a) for a in wrt_vals]
     body.results = (list(outs) if with_outputs else []) + grads
     return Function(name or f"{fn.name}_grad", body, fn.loc)
@@ -88,6 +87,12 @@ def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
 
 def _dname(v: Value) -> str:
     return "d" + (v.hint or "v")
+
+
+def backprop_block(b, block: Block, cts: dict, active: set) -> None:
+    """Emit the VJP of ``block``'s ops, last first, accumulating into ``cts``."""
+    for op in reversed(block.ops):
+        _backprop(b, op, cts, active)
 
 
 def _backprop(b, op, cts, active) -> None:

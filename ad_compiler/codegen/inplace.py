@@ -22,6 +22,7 @@ Rules (for ops of the function's top-level block; regions are left alone):
 from __future__ import annotations
 
 from ..ad import rules
+from ..ir.control import free_values
 from ..ir.core import Block, Function
 
 _END = float("inf")
@@ -86,11 +87,14 @@ def _uses(op):
 
 def _owned_buffers(block: Block) -> set[int]:
     owned = set()
+    shared = set()  # used by if/loops: a branch may yield it, a loop may stack it in a list
     for op in block.ops:
+        if op.regions:
+            shared.update(id(v) for v in list(op.inputs) + free_values(op))
         prim = rules.PRIMITIVES.get(op.prim)
         if prim is None or prim.view or op.prim == "const" or op.regions:
             continue
         for r in op.results:
             if not r.type.weak and r.type.ndim >= 1:
                 owned.add(id(r))
-    return owned
+    return owned - shared

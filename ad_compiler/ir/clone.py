@@ -12,10 +12,11 @@ from .core import Block, Function, Op, Value
 def clone_block(b, block: Block, vmap: dict) -> list:
     """Append copies of ``block``'s ops to ``b``; ``vmap`` maps old value ids to new values.
 
-    Returns the new values for ``block.results``.
+    A value missing from ``vmap`` is an outer value the block captures: it is used as
+    is. Returns the new values for ``block.results``.
     """
     for op in block.ops:
-        new_op = Op(op.prim, [vmap[id(v)] for v in op.inputs], dict(op.params), [],
+        new_op = Op(op.prim, [vmap.get(id(v), v) for v in op.inputs], dict(op.params), [],
                     [], op.loc if b.loc is None else b.loc)
         new_op.regions = [_clone_region(r, vmap) for r in op.regions]
         for r in op.results:
@@ -23,7 +24,7 @@ def clone_block(b, block: Block, vmap: dict) -> list:
             vmap[id(r)] = nv
             new_op.results.append(nv)
         b.add_op(new_op)
-    return [vmap[id(v)] for v in block.results]
+    return [vmap.get(id(v), v) for v in block.results]
 
 
 def _clone_region(region: Block, vmap: dict) -> Block:

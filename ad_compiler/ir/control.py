@@ -121,6 +121,29 @@ def _hint(hints, i, v):
     return hints[i] if i < len(hints) and hints[i] else v.hint
 
 
+def free_values(op: Op) -> list:
+    """Outer values the regions of ``op`` use (captures), in order of first use."""
+    defined: set[int] = set()
+    seen: dict[int, Value] = {}
+    for region in op.regions:
+        _collect_free(region, defined, seen)
+    return list(seen.values())
+
+
+def _collect_free(block: Block, defined: set, seen: dict) -> None:
+    defined.update(id(a) for a in block.args)
+    for inner in block.ops:
+        for v in inner.inputs:
+            if id(v) not in defined:
+                seen.setdefault(id(v), v)
+        for region in inner.regions:
+            _collect_free(region, defined, seen)
+        defined.update(id(r) for r in inner.results)
+    for v in block.results:
+        if id(v) not in defined:
+            seen.setdefault(id(v), v)
+
+
 # -- reference semantics (the interpreter) ------------------------------------------
 
 def _eval_if(op, env, run_block):

@@ -22,7 +22,7 @@ def _key(v):
 
 
 def cse(fn: Function) -> Function:
-    seen: dict = {}
+    seen: dict = {}   # key -> (results, the block that defines them)
 
     def rule(b, op, inputs):
         try:
@@ -31,11 +31,13 @@ def cse(fn: Function) -> Function:
             hash(key)
         except TypeError:
             return None
-        if key in seen:
-            return seen[key]
+        hit = seen.get(key)
+        if hit is not None and any(hit[1] is blk for blk in b.scope):
+            return hit[0]  # defined in a block still open here: in scope
         if len(op.results) != 1:
             return None
         with b.at(op.loc):
-            seen[key] = [b.emit(op.prim, *inputs, hint=op.result.hint, **op.params)]
-        return seen[key]
+            results = [b.emit(op.prim, *inputs, hint=op.result.hint, **op.params)]
+        seen[key] = (results, b.block)
+        return results
     return rewrite(fn, rule)

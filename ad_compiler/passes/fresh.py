@@ -21,10 +21,33 @@ _SHARED = {"const", "broadcast_to"}
 
 def _base(v: Value) -> Value:
     """The value whose memory ``v`` may share (through ``view`` primitives)."""
-    while (v.producer is not None and v.producer.prim not in _SHARED
-           and rules.get(v.producer.prim).view):
+    while (v.producer is not None and v.producer.prim in rules.PRIMITIVES
+           and v.producer.prim not in _SHARED and rules.get(v.producer.prim).view):
         v = v.producer.inputs[0]
     return v
+
+
+def _sources(op, v) -> list:
+    """The values a structured op's result ``v`` may be: the branches' yields, or a
+    loop's initial value (no iteration) and its body's yield."""
+    j = op.results.index(v)
+    if op.prim == "if":
+        return [r.results[j] for r in op.regions]
+    if j >= op.params["n_carried"]:
+        return []  # a stacked list: new
+    init = op.inputs[j + 1] if op.prim == "for" else op.inputs[j]
+    return [init, op.regions[-1].results[j]]
+
+
+def _shares_memory(v: Value, arg_ids: set, depth: int = 0) -> bool:
+    """Whether ``v`` may be an argument, a constant or a read-only view at run time."""
+    base = _base(v)
+    op = base.producer
+    if id(base) in arg_ids or op is None or depth > 8:
+        return True  # an argument, or a region argument: conservatively shared
+    if op.regions:
+        return any(_shares_memory(s, arg_ids, depth + 1) for s in _sources(op, base))
+    return op.prim in _SHARED
 
 
 def fresh_outputs(fn: Function) -> Function:
@@ -40,9 +63,7 @@ def fresh_results(b, results: list, args: list) -> list:
     seen: set[int] = set()
     fresh = []
     for v in results:
-        base = _base(v)
-        aliased = id(v) in seen or id(base) in arg_ids or (
-            base.producer is not None and base.producer.prim in _SHARED)
+        aliased = id(v) in seen or _shares_memory(v, arg_ids)
         if aliased and not v.type.weak:
             v = b.emit("copy", v, hint=v.hint)
         seen.add(id(v))

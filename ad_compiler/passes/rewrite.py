@@ -4,6 +4,10 @@
 inputs already mapped to new values, ``rule(b, op, inputs)`` may return the new
 values for the op's results (a replacement) or ``None`` to copy the op as is.
 Ops with regions are copied with their regions rewritten by the same rule.
+
+``b.scope`` lists the new blocks open at the op (the body first, the innermost
+region last): a rule that reuses values it saw earlier must only reuse those
+defined in an open block (see cse.py).
 """
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ from ..ir.core import Block, Function, Op, Value
 def rewrite(fn: Function, rule: Callable, name: str | None = None) -> Function:
     body = Block(args=[Value(a.type, a.hint) for a in fn.args])
     vmap = {id(a): n for a, n in zip(fn.args, body.args)}
-    _rewrite_block(fn.body, Builder(body), vmap, rule)
+    b = Builder(body)
+    b.scope = [body]
+    _rewrite_block(fn.body, b, vmap, rule)
     return Function(name or fn.name, body, fn.loc)
 
 
@@ -36,7 +42,9 @@ def _copy(b, op, inputs, vmap, rule) -> list:
     for region in op.regions:
         nr = Block(args=[Value(a.type, a.hint) for a in region.args])
         vmap.update({id(a): n for a, n in zip(region.args, nr.args)})
-        _rewrite_block(region, Builder(nr), vmap, rule)
+        sub = Builder(nr)
+        sub.scope = b.scope + [nr]
+        _rewrite_block(region, sub, vmap, rule)
         new_op.regions.append(nr)
     new_op.results = [Value(r.type, r.hint) for r in op.results]
     b.add_op(new_op)
