@@ -44,12 +44,15 @@ def _as_ct(b, ct, v: Value) -> Value:
     return _zeros(b, v) if ct is None else fit(b, ct, _ct_type(v.type))
 
 
-def _replay(b, block: Block, vmap: dict, seeds: list, targets: list) -> dict:
+def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) -> dict:
     """Recompute ``block`` into ``b`` (with ``vmap`` for its args), then back-propagate
-    ``seeds`` (one cotangent or None per yield). Returns the cotangent map."""
+    ``seeds`` (one cotangent or None per yield). Returns the cotangent map; ``info``,
+    if given, receives the replayed ops and the map from forward to replayed values."""
     start = len(b.block.ops)
     outs = clone_block(b, block, vmap)
     replayed = Block(ops=b.block.ops[start:])
+    if info is not None:
+        info.update(ops=list(replayed.ops), vmap=vmap)
     cts: dict = {}
     for out, ct in zip(outs, seeds):
         if ct is not None:
@@ -146,6 +149,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
     captures = [v for v in free_values(op) if id(v) in active and _float(v)]
     carried = [j for j, a in enumerate(body_args) if _float(a)]
     tapes = _tape(b, op, region, list(body_args))
+    info: dict = {}
     with b.at(op.loc):
         ct_init = [_as_ct(b, seeds[j], finals[j]) for j in carried]
         acc_init = [_zeros(b, v) for v in captures]
@@ -163,7 +167,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
                     yield_seeds[k + counter + pos] = b.list_get(ct, i)
             got = _replay(b, Block(args=list(body_args) + ([index] if index else []),
                                    ops=region.ops, results=region.results), vmap,
-                          yield_seeds[:len(region.results) - len(tapes)], captures)
+                          yield_seeds[:len(region.results) - len(tapes)], captures, info)
             new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j])
                       for j in carried]
             new_acc = [a if got.get(id(c)) is None else b.add(a, fit(b, got[id(c)], a.type))
@@ -172,10 +176,60 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
         out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,
                         hints=["d" + (body_args[j].hint or "v") for j in carried]
                         + ["d" + (c.hint or "v") for c in captures])
+    if out:
+        _tape_instead_of_recompute(op, region, out[0].producer.regions[0], info)
     for pos, j in enumerate(carried):
         accumulate(b, cts, init[j], out[pos])
     for c, ct in zip(captures, out[len(carried):]):
         accumulate(b, cts, c, ct)
+
+
+def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
+    """Let the forward loop save each value the backward sweep reads from its replay.
+
+    The backward body first recomputes the iteration; every recomputed value that a
+    VJP op then uses is instead stacked by the forward loop and read back with
+    ``list_get`` (lists hold references: nothing is copied). The recomputation left
+    unused is removed by DCE, so the sweep stores only what it needs.
+    """
+    replayed = {id(o) for o in info["ops"]}
+    forward_of = {id(info["vmap"][id(r)]): r for fop in fwd_region.ops for r in fop.results
+                  if id(r) in info["vmap"]}
+    needed = _used_outside(bwd_region, replayed)
+    index = bwd_region.args[0]
+    reads = []
+    for rop in info["ops"]:
+        if rop.prim in ("const", "list_get"):
+            continue
+        for r in rop.results:
+            if id(r) in needed and id(r) in forward_of:
+                (tape,) = _tape(None, fwd_op, fwd_region, [forward_of[id(r)]])
+                read = Op("list_get", [tape, index], {}, [Value(r.type, r.hint)], [], rop.loc)
+                read.results[0].producer = read
+                reads.append(read)
+                _substitute(bwd_region, replayed, r, read.results[0])
+    bwd_region.ops[:0] = reads
+
+
+def _used_outside(region: Block, replayed: set) -> set:
+    used = {id(v) for v in region.results}
+    for op in region.ops:
+        if id(op) not in replayed:
+            used.update(id(v) for v in op.inputs)
+            for inner in op.regions:
+                used.update(id(v) for v in free_values(op))
+    return used
+
+
+def _substitute(block: Block, skip: set, old: Value, new: Value) -> None:
+    """Use ``new`` for ``old`` in ``block`` (and its regions), except in ops in ``skip``."""
+    block.results = [new if v is old else v for v in block.results]
+    for op in block.ops:
+        if id(op) in skip:
+            continue
+        op.inputs = [new if v is old else v for v in op.inputs]
+        for region in op.regions:
+            _substitute(region, skip, old, new)
 
 
 STRUCTURAL_VJP.update({"if": vjp_if, "for": vjp_for, "while": vjp_while})

@@ -1,7 +1,9 @@
 """Dead-code elimination: drop ops none of whose results is used.
 
-All primitives are pure, so an op is dead when no later op, no region yield and
-no function output uses its results. Before/after::
+All ops are pure, structured ones included, so an op is dead when no later op, no
+region yield and no function output uses its results. A loop's stacked outputs
+(lists) that nothing reads are dropped with the yields that fed them, and then
+whatever computed only those. Before/after::
 
     %a = sin %x          # dead: nothing uses %a
     %b = cos %x
@@ -9,25 +11,37 @@ no function output uses its results. Before/after::
 """
 from __future__ import annotations
 
+from ..ir.clone import copy_function
 from ..ir.core import Block, Function
-from .rewrite import rewrite
-
-
-def _used_in(block: Block, used: set[int]) -> None:
-    used.update(id(v) for v in block.results)
-    for op in reversed(block.ops):
-        if any(id(r) in used for r in op.results):
-            used.update(id(v) for v in op.inputs)
-            for region in op.regions:
-                _used_in(region, used)
 
 
 def dce(fn: Function) -> Function:
-    used: set[int] = set()
-    _used_in(fn.body, used)
+    new, _ = copy_function(fn)
+    _sweep(new.body, set())
+    return new
 
-    def rule(b, op, inputs):
-        if any(id(r) in used for r in op.results):
-            return None
-        return list(op.results)  # dropped: map results to themselves, never referenced
-    return rewrite(fn, rule)
+
+def _sweep(block: Block, live: set) -> None:
+    """Remove ``block``'s dead ops in place; add the values it uses to ``live``."""
+    live.update(id(v) for v in block.results)
+    kept = []
+    for op in reversed(block.ops):
+        if not any(id(r) in live for r in op.results):
+            continue
+        _drop_unused_lists(op, live)
+        for region in reversed(op.regions):
+            _sweep(region, live)
+        live.update(id(v) for v in op.inputs)
+        kept.append(op)
+    block.ops = kept[::-1]
+
+
+def _drop_unused_lists(op, live: set) -> None:
+    """Forget the stacked outputs of a loop that nothing reads."""
+    if op.prim not in ("for", "while"):
+        return
+    body = op.regions[-1]
+    for j in range(len(op.results) - 1, op.params["n_carried"] - 1, -1):
+        if id(op.results[j]) not in live:
+            del op.results[j]
+            del body.results[j]
