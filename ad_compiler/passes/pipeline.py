@@ -13,10 +13,11 @@ from .cse import cse
 from .dce import dce
 from .fold import fold
 from .fresh import fresh_outputs
+from .licm import licm
 from .negate import negate
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, cse, dce, fresh_outputs]
+PIPELINE = [fold, simplify, negate, licm, cse, dce, fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:
