@@ -29,19 +29,22 @@ def _float(v: Value) -> bool:
     return isinstance(v.type, AType) and v.type.dtype.kind in "fc"
 
 
-def _ct_type(t: AType) -> AType:
-    """The type a cotangent of ``t`` has inside a region (a weak float becomes f64[])."""
-    return AType((), np.dtype(np.float64), False) if t.weak else t
-
-
 def _zeros(b, v: Value) -> Value:
-    if v.type.weak:
-        return b.const(np.zeros((), np.float64)[()], hint="d" + (v.hint or "v"))
+    if v.type.weak:  # a Python number's cotangent stays a Python float
+        return b.const(0.0, hint="d" + (v.hint or "v"))
     return b.emit("zeros_like", v, hint="d" + (v.hint or "v"))
 
 
 def _as_ct(b, ct, v: Value) -> Value:
-    return _zeros(b, v) if ct is None else fit(b, ct, _ct_type(v.type))
+    """``ct`` with exactly the type branches and iterations agree on for ``v``'s
+    cotangent: ``v``'s own type, a Python float for a Python number."""
+    if ct is None:
+        return _zeros(b, v)
+    if not v.type.weak:
+        return fit(b, ct, v.type)
+    if ct.type.weak:
+        return ct if ct.type.dtype.kind == "f" else b.pyfloat(ct)
+    return b.pyfloat(fit(b, ct, AType((), ct.type.dtype)))
 
 
 def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) -> dict:

@@ -338,6 +338,20 @@ primitive("copy", emit="{0}.copy()", array_inputs=True, infer=lambda t: AType(t.
           examples=[ex((2, 3)), ex(float)], aliases=(np.copy,), family=F)
 
 
+def _pyfloat_infer(t: AType) -> AType:
+    if t.shape != () or t.dtype.kind not in "fiub":
+        raise ValueError(f"float() needs a 0-d real value, got {t}")
+    return AType((), np.dtype(np.float64), True)
+
+
+# a Python float from a one-element value: keeps scalar code (and its adjoint) on
+# Python floats instead of NumPy scalars
+primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F,
+          vjp=lambda b, ct, out, x: (b.fit(ct, x),),
+          jvp=lambda b, t, out, x: b.pyfloat(t[0]),
+          examples=[ex(()), ex(float)])
+
+
 @method("copy")
 def lower_copy(b, x, order="C"):
     return b.copy(x)
