@@ -7,6 +7,7 @@ the generated function's flat outputs back into the structure the API returns
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
@@ -14,6 +15,9 @@ from ..errors import GradRuntimeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import optimize
 from .signature import Static, flatten, spec_of
+
+
+_COMPILE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -32,9 +36,12 @@ class Entry:
 
     @property
     def compiled(self):
+        """The generated function, compiled on first use, once even under threads."""
         if self._compiled is None:
             from ..codegen import compile_function
-            self._compiled = compile_function(self.ir)
+            with _COMPILE_LOCK:
+                if self._compiled is None:
+                    self._compiled = compile_function(self.ir)
         return self._compiled
 
 

@@ -63,6 +63,14 @@ class GradFunction:
         return (self.config, wkey, getattr(self.fn, "__func__", None), cell_module.EPOCH,
                 signature(args))
 
+    def _forget_compiled(self) -> None:
+        """Drop the entries compiled before a Cell changed (here and in the shared cache)."""
+        self._entries.clear()
+        self._fast.clear()
+        if callable(self.fn):
+            table_for(self.fn).clear()
+        self._epoch = cell_module.EPOCH
+
     def entry_for(self, args):
         """The compiled entry for these inputs (compiled on first use)."""
         key = self._key(args)
@@ -79,9 +87,7 @@ class GradFunction:
 
     def __call__(self, *args, **kwargs):
         if self._epoch != cell_module.EPOCH:  # a Cell attribute changed since compiling
-            self._entries.clear()
-            self._fast.clear()
-            self._epoch = cell_module.EPOCH
+            self._forget_compiled()
         if not kwargs:
             key = _ndarray_signature(args)
             if key is not None:

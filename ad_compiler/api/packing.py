@@ -49,7 +49,7 @@ def flatten_sens(sens, entry) -> list:
 
 def _check_sens(s, t, i):
     arr = unwrap(s)
-    if isinstance(arr, (int, float, bool)) and not isinstance(arr, np.ndarray):
+    if type(arr) in (int, float, bool):  # Python numbers only: np.float64 is checked as an array
         if t.shape != ():
             raise GradRuntimeError(f"sens[{i}] is a scalar but output {i} has shape {t.shape}: "
                                    "pass an array of the output's shape")

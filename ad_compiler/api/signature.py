@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import GradTypeError
 from ..ir.core import AType, Value
 from ..tensor import Tensor
 
@@ -90,11 +91,17 @@ def _sig(x):
         return (t, tuple(_sig(i) for i in x))
     if t is dict:
         return (dict, tuple((k, _sig(v)) for k, v in x.items()))
+    if t in (set, frozenset):
+        return ("static", frozenset, frozenset(x))
     try:
         hash(x)
-        return ("static", t, x)
     except TypeError:
-        return ("object", id(x))
+        raise GradTypeError(
+            f"a constant argument of type {t.__name__} cannot be used: compiled gradients are "
+            "cached by the values of their constant arguments, and this one is unhashable",
+            hint="pass a tuple, frozenset or number instead, or make the value an attribute "
+                 "of the Cell") from None
+    return ("static", t, x)
 
 
 def spec_of(x):

@@ -7,7 +7,7 @@ For ``def f(x, y): z = x * np.sin(y); return z.sum()`` (model.py, line 3)::
         sin = np.sin(y)
         z = x * sin
         # model.py:4: return z.sum()
-        sum_ = np.sum(z, axis=None, keepdims=False)
+        sum_ = z.sum(axis=None, keepdims=False)
         return (sum_,)
 
 Invariants:

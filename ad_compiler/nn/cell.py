@@ -76,8 +76,10 @@ class Cell:
     # ----------------------------------------------------------- attributes
     def __setattr__(self, name, value):
         global EPOCH
-        if name in self.__dict__ or name in self.__dict__.get("_params", ()) \
-                or name in self.__dict__.get("_cells", ()):
+        params = self.__dict__.get("_params", ())
+        if name in params and isinstance(value, Tensor) and not isinstance(value, Parameter):
+            pass  # set_data semantics: Parameters are read at call time, nothing to recompile
+        elif name in self.__dict__ or name in params or name in self.__dict__.get("_cells", ()):
             EPOCH += 1  # a compiled gradient may have read the old value: recompile
         if isinstance(value, Parameter):
             self._set_parameter(name, value)

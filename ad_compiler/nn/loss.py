@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.operations import stop_gradient
+
 from .cell import Cell
 
 __all__ = ["MSELoss", "SoftmaxCrossEntropyWithLogits"]
@@ -85,7 +87,8 @@ class SoftmaxCrossEntropyWithLogits(Cell):
             labels = np.equal(np.expand_dims(labels, -1), np.arange(logits.shape[-1]))
         shifted = logits - np.max(logits, axis=-1, keepdims=True)
         log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
-        loss = -np.sum(labels * log_probs, axis=-1)
+        # labels are targets, not inputs of the model: MindSpore gives them no gradient
+        loss = -np.sum(stop_gradient(labels) * log_probs, axis=-1)
         return reduce_loss(loss, self.reduction)
 
     def extend_repr(self) -> str:
