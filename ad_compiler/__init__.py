@@ -8,7 +8,7 @@ MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOpera
 """
 from . import dtype, nn, ops
 from .api.grad import GradOperation, grad, value_and_grad
-from .api.transforms import adjoint_ir, adjoint_source
+from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple
@@ -20,4 +20,5 @@ __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "dtype", "nn", "ops",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
     "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
+    "vjp", "jvp", "jacfwd", "jacrev",
 ]

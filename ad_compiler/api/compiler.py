@@ -31,6 +31,7 @@ class Entry:
     weight_index: list           # per requested weight: index in ``params`` or None (zeros)
     out_tree: object             # the forward output structure (frontend's out_tree)
     out_types: list              # types of the forward output leaves
+    sens_types: list             # types of the outputs that take a sensitivity argument
     n_value_outs: int            # how many forward outputs the compiled function returns
     _compiled: object = field(default=None, repr=False)
 
@@ -71,15 +72,14 @@ def select_positions(config, slots, args) -> list:
 
 
 def _seeds(config, out_tree, n_outs) -> list[str]:
-    if config.sens:
-        return [ARG] * n_outs
     if not config.has_aux:
-        return [ONES] * n_outs
+        return [ARG if config.sens else ONES] * n_outs
     if not isinstance(out_tree, (tuple, list)) or len(out_tree) < 2:
         raise GradValueError("with has_aux=True the function must return a tuple of at least "
                              "two outputs: (value_to_differentiate, *aux)")
     first = set(_leaf_indices(out_tree[0]))
-    return [ONES if i in first else NONE for i in range(n_outs)]
+    seed = ARG if config.sens else ONES
+    return [seed if i in first else NONE for i in range(n_outs)]
 
 
 def _leaf_indices(tree):
@@ -108,7 +108,8 @@ def build_entry(fn, config, weights, args) -> Entry:
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
-                 [v.type for v in f.outputs], len(f.outputs) if with_outputs else 0)
+                 [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
+                 len(f.outputs) if with_outputs else 0)
 
 
 def _index_of(w, params):

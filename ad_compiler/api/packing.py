@@ -40,7 +40,7 @@ def _sens_leaves(sens, out):
 def flatten_sens(sens, entry) -> list:
     """The sensitivity leaves as arrays, checked against the forward output types."""
     leaves = _sens_leaves(sens, entry.out_tree)
-    types = entry.out_types
+    types = entry.sens_types
     if len(leaves) != len(types):
         raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has "
                                f"{len(types)} outputs: pass one sensitivity per output")

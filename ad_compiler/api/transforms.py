@@ -1,4 +1,5 @@
-"""Inspection of compiled gradients: ``adjoint_source`` and its IR.
+"""Transforms beyond grad (``vjp``, ``jvp``, ``jacfwd``, ``jacrev``) and inspection
+of compiled gradients (``adjoint_source`` and its IR).
 
 A gradient is specialised on its inputs' shapes and dtypes, so inspection needs
 example inputs. Pass them; or pass type strings (``"f32[3,4]"``, ``"float"``);
@@ -10,8 +11,8 @@ import re
 
 import numpy as np
 
-from ..errors import AdCompilerError, GradValueError
-from .grad import Config, GradFunction, _check_positions
+from ..errors import AdCompilerError, GradRuntimeError, GradValueError
+from .grad import Config, GradFunction, _check_bool, _check_positions
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
@@ -81,3 +82,190 @@ def adjoint_source(fn, *args, grad_position=0, weights=None, sens_param=False, h
 def adjoint_ir(fn, *args, **config) -> str:
     """The optimised adjoint IR of ``fn``'s gradient, as text."""
     return str(compiled_entry(fn, *args, **config).ir)
+
+
+# -- vjp, jvp, jacfwd, jacrev --------------------------------------------------------
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _wrap_like(value, like_tensor: bool):
+    from ..tensor import wrap
+    if like_tensor and isinstance(value, (np.ndarray, np.generic)):
+        return wrap(np.asarray(value))
+    return value
+
+
+def _split_aux(out, has_aux: bool):
+    if not has_aux:
+        return out, None
+    if not isinstance(out, tuple) or len(out) < 2:
+        raise GradValueError("with has_aux=True the function must return a tuple of at least "
+                             "two outputs: (value, *aux)")
+    aux = out[1:]
+    return out[0], (aux[0] if len(aux) == 1 else tuple(aux))
+
+
+def vjp(fn, *inputs, has_aux=False):
+    """``(out, vjp_fn)``: ``fn``'s output and the function ``v -> gradients of all inputs``.
+
+    ``vjp_fn(v)`` always returns a tuple, one gradient per input; ``v`` has the
+    structure of the output. With ``has_aux``: ``(out, vjp_fn, aux)``.
+
+    Example:
+        >>> import numpy as np
+        >>> out, vjp_fn = vjp(lambda x, y: x * y, np.array([2.0]), np.array([3.0]))
+        >>> vjp_fn(np.array([1.0]))
+        (array([3.]), array([2.]))
+    """
+    _check_bool("has_aux", has_aux)
+    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop"))
+    value = fn(*inputs)
+    out, aux = _split_aux(value, has_aux)
+
+    def vjp_fn(*v):
+        return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+    return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
+
+
+def _jvp_entry(fn, args):
+    """The compiled forward-mode function of ``fn`` for these inputs (cached on ``fn``)."""
+    from ..ad.forward import jvp_function
+    from ..codegen.cache import lookup_or_build, table_for
+    from ..frontend import lift
+    from ..passes.pipeline import optimize
+    from .signature import flatten, signature, spec_of
+
+    def build():
+        lifted = lift(fn, tuple(spec_of(a) for a in args))
+        n = lifted.n_inputs
+        ir = optimize(jvp_function(lifted.function, list(range(n))))
+        return lifted, ir, compiled_of(ir)
+    entry = lookup_or_build(table_for(fn), ("jvp", signature(args)), build)
+    return entry, flatten(args)
+
+
+def compiled_of(ir):
+    from ..codegen import compile_function
+    return compile_function(ir)
+
+
+def jvp(fn, inputs, v, has_aux=False):
+    """``(out, jvp_out)``: ``fn``'s output and its directional derivative along ``v``.
+
+    ``inputs`` and ``v`` are one value or tuples of the same structure. With
+    ``has_aux``: ``(out, jvp_out, aux)``.
+
+    Example:
+        >>> import numpy as np
+        >>> jvp(lambda x: x * x, np.array([3.0]), np.array([1.0]))
+        (array([9.]), array([6.]))
+    """
+    _check_bool("has_aux", has_aux)
+    from .packing import _value
+    from .signature import TENSOR, flatten
+    args, tangents = _as_tuple(inputs), _as_tuple(v)
+    (lifted, _, compiled), (leaves, kinds, _) = _jvp_entry(fn, args)
+    t_leaves, _, _ = flatten(tangents)
+    if len(t_leaves) != len(leaves):
+        raise GradRuntimeError(f"v has {len(t_leaves)} entries but the inputs have {len(leaves)}: "
+                               "give one tangent per input, of the same structure")
+    params = [p.asnumpy() for p in lifted.params]
+    outs = compiled.fn(*leaves, *params, *t_leaves)
+    half = len(outs) // 2
+    as_tensor = TENSOR in kinds
+    out = _value(lifted.out_tree, outs[:half], as_tensor)
+    tan = _value(lifted.out_tree, outs[half:], as_tensor)
+    if not has_aux:
+        return out, tan
+    (o, aux), (t, _) = _split_aux(out, True), _split_aux(tan, True)
+    return o, t, aux
+
+
+def _positions(grad_position, n_args):
+    pos = _check_positions(grad_position)
+    if pos is None or not pos or max(pos) >= n_args:
+        raise GradRuntimeError(f"grad_position {grad_position!r} does not fit {n_args} inputs")
+    return pos
+
+
+def _jacobian(columns, out_shape, in_shape):
+    """Stack per-element derivatives into an array of shape ``out_shape + in_shape``."""
+    return np.stack(columns).reshape(out_shape + in_shape) if columns else \
+        np.zeros(out_shape + in_shape)
+
+
+def jacrev(fn, grad_position=0, has_aux=False):
+    """The Jacobian of ``fn`` w.r.t. the inputs at ``grad_position``, by reverse mode.
+
+    The Jacobian of an output of shape O w.r.t. an input of shape I has shape O + I;
+    several positions give a tuple. With ``has_aux``: ``(jacobian, aux)``.
+
+    Example:
+        >>> import numpy as np
+        >>> jacrev(lambda x: x * x)(np.array([1.0, 2.0]))
+        array([[2., 0.],
+               [0., 4.]])
+    """
+    _check_bool("has_aux", has_aux)
+
+    def jacobian(*args):
+        pos = _positions(grad_position, len(args))
+        value, aux = _split_aux(fn(*args), has_aux)
+        out = np.asarray(getattr(value, "asnumpy", lambda: value)())
+        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad"))
+        rows = {p: [] for p in pos}
+        for k in range(out.size):
+            basis = np.zeros(out.size, out.dtype)
+            basis[k] = 1
+            g = _as_tuple(grad_fn(*args, basis.reshape(out.shape)))
+            for p, gp in zip(pos, g):
+                rows[p].append(np.asarray(getattr(gp, "asnumpy", lambda: gp)()))
+        jac = tuple(_jacobian(rows[p], out.shape, np.shape(_leaf(args[p]))) for p in pos)
+        return _finish(jac, pos, args, aux, has_aux)
+    return jacobian
+
+
+def jacfwd(fn, grad_position=0, has_aux=False):
+    """The Jacobian of ``fn`` w.r.t. the inputs at ``grad_position``, by forward mode.
+
+    Same result structure as :func:`jacrev`.
+
+    Example:
+        >>> import numpy as np
+        >>> jacfwd(lambda x: np.sin(x))(np.array([0.0, 0.0]))
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    _check_bool("has_aux", has_aux)
+
+    def jacobian(*args):
+        pos = _positions(grad_position, len(args))
+        arrays = [np.asarray(_leaf(a)) for a in args]
+        jac, aux, out_shape = [], None, None
+        for p in pos:
+            cols = []
+            for k in range(arrays[p].size):
+                tangents = [np.zeros_like(a) for a in arrays]
+                tangents[p].flat[k] = 1
+                res = jvp(fn, args, tuple(tangents), has_aux)
+                out_t = np.asarray(_leaf(res[1]))
+                out_shape, aux = out_t.shape, (res[2] if has_aux else None)
+                cols.append(out_t.reshape(-1))
+            flat = np.stack(cols, axis=-1) if cols else np.zeros((0, 0))
+            jac.append(flat.reshape((out_shape or ()) + arrays[p].shape))
+        return _finish(tuple(jac), pos, args, aux, has_aux)
+    return jacobian
+
+
+def _leaf(x):
+    return x.asnumpy() if hasattr(x, "asnumpy") else x
+
+
+def _finish(jac, pos, args, aux, has_aux):
+    from ..tensor import Tensor
+    as_tensor = any(isinstance(a, Tensor) for a in args)
+    jac = tuple(_wrap_like(j, as_tensor) for j in jac)
+    result = jac[0] if len(pos) == 1 else jac
+    return (result, aux) if has_aux else result

@@ -11,5 +11,7 @@ from ..ad import control as _control_vjps  # noqa: F401  (their adjoints)
 from .operations import *  # noqa: F401,F403
 from .operations import __all__ as _operations_all
 from ..api.grad import GradOperation, grad, value_and_grad
+from ..api.transforms import jacfwd, jacrev, jvp, vjp
 
-__all__ = list(_operations_all) + ["GradOperation", "grad", "value_and_grad"]
+__all__ = list(_operations_all) + ["GradOperation", "grad", "value_and_grad",
+                                   "vjp", "jvp", "jacfwd", "jacrev"]
