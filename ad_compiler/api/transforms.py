@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from ..errors import AdCompilerError, GradRuntimeError, GradValueError
+from ..errors import (AdCompilerError, GradRuntimeError, GradValueError, UnresolvedNameError,
+                      UnsupportedSyntaxError)
 from .grad import Config, GradFunction, _check_bool, _check_positions
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
@@ -58,6 +59,8 @@ def compiled_entry(fn, *args, grad_position=0, weights=None, sens_param=False, h
     for guess in _GUESSES:
         try:
             return gf.entry_for(tuple(example_from_type(guess) for _ in range(_n_inputs(fn))))
+        except (UnsupportedSyntaxError, UnresolvedNameError):
+            raise  # not about shapes: no other guess can help
         except (AdCompilerError, ValueError, TypeError) as exc:
             errors.append(f"{guess}: {str(exc).splitlines()[0]}")
     raise GradValueError("could not guess input shapes for " + getattr(fn, "__name__", repr(fn)),
