@@ -36,7 +36,10 @@ def _load(target: str):
         raise SystemExit(f"ad-compiler: cannot load {path!r}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except OSError as exc:
+        raise SystemExit(f"ad-compiler: cannot read {path}: {exc.strerror or exc}") from None
     obj = getattr(module, name, None)
     if obj is None:
         raise SystemExit(f"ad-compiler: {path} has no {name!r}")

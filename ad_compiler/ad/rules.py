@@ -216,9 +216,15 @@ def template_fields(template: str) -> tuple[int, list[str]]:
 def _array_inputs(impl: Callable) -> Callable:
     """``impl`` taking Python numbers too (its template calls methods on its inputs)."""
     def call(*inputs, **params):
-        return impl(*(np.asarray(v) if isinstance(v, (int, float, complex)) else v
-                      for v in inputs), **params)
+        return impl(*(np.asarray(v) if isinstance(v, (int, float, complex))
+                      and not isinstance(v, np.generic) else v for v in inputs), **params)
     return call
+
+
+def template_globals() -> dict:
+    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime)."""
+    from .. import runtime
+    return {"np": np, "math": math, "rt": runtime}
 
 
 def _compile_template(template: str) -> Callable:
@@ -228,7 +234,7 @@ def _compile_template(template: str) -> Callable:
     # params a template does not spell (``length=`` of stack_list) are for infer only
     params = ", ".join(args + (["*"] + names if names else []) + ["**_unused"])
     src = f"lambda {params}: {body}"
-    return eval(src, {"np": np, "math": math})  # noqa: S307 - templates are our own source
+    return eval(src, template_globals())  # noqa: S307 - templates are our own source
 
 
 # -- in-place forms -------------------------------------------------------------

@@ -83,7 +83,7 @@ class EmitContext:
     def __init__(self, fn, comments: bool = True, reuse_buffers: bool = True):
         self.fn = fn
         self.comments = comments
-        self.namespace: dict = {"np": np, "math": math}
+        self.namespace: dict = rules.template_globals()
         self._ns = Namespace(taken=self.namespace)
         self._names: dict[int, str] = {}
         self._entries: dict[int, str] = {}

@@ -10,7 +10,7 @@ import builtins
 import keyword
 import re
 
-_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "math"}
+_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "math", "rt"}
 
 
 def sanitize(hint: str | None) -> str:
@@ -24,7 +24,7 @@ def sanitize(hint: str | None) -> str:
 
 
 class Namespace:
-    """Hands out unique names; never a keyword, builtin, ``np`` or ``math``."""
+    """Hands out unique names; never a keyword, builtin, ``np``, ``math`` or ``rt``."""
 
     def __init__(self, taken=()):
         self._used: set[str] = set(taken)

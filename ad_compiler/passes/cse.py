@@ -5,6 +5,8 @@ computed (``cos %x`` twice, ``ones_like %out`` twice); CSE keeps the first.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ir.core import Function
@@ -16,8 +18,11 @@ def _key(v):
         return ("array", id(v))
     if isinstance(v, (list, tuple)):
         return tuple(_key(x) for x in v)
-    if isinstance(v, float) and v != v:
-        return ("nan",)
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            return ("nan", type(v).__name__)
+        # 0.0 == -0.0, but 1/x tells them apart: the sign is part of the key
+        return (type(v).__name__, float(v), math.copysign(1.0, float(v)))
     return (type(v).__name__, v)
 
 

@@ -5,9 +5,11 @@ full pass over an array. Negation is exact in IEEE arithmetic, so these rewrites
 change no bit of the result::
 
     mul(neg a, b) -> neg mul(a, b)      div(neg a, b) -> neg div(a, b)
-    sum(neg a)    -> neg sum(a)         neg(neg a)    -> a
     add(a, neg b) -> sub(a, b)          add(neg a, b) -> sub(b, a)
-    sub(a, neg b) -> add(a, b)          add(neg a, neg b) -> neg add(a, b)
+    sub(a, neg b) -> add(a, b)          neg(neg a)    -> a
+
+(Signed zeros included. ``sum(neg a) -> neg sum(a)`` is *not* done: for
+``a = [1, -1]`` it would turn ``+0`` into ``-0``.)
 
 A pushed-out ``neg`` lands on the op's result, where the next consumer can absorb
 it in turn; the ``neg`` ops left unused are removed by DCE.
@@ -17,7 +19,7 @@ from __future__ import annotations
 from ..ir.core import Function
 from .rewrite import rewrite
 
-_THROUGH = {"mul": (0, 1), "div": (0,), "sum": (0,), "mean": (0,)}
+_THROUGH = {"mul": (0, 1), "div": (0,)}
 
 
 def _unneg(v):
@@ -62,9 +64,6 @@ def _through(b, op, inputs):
 def _add_sub(b, op, inputs):
     x, y = inputs
     nx, ny = _unneg(x), _unneg(y)
-    if op.prim == "add" and nx is not None and ny is not None:
-        new = _emit(b, op, "add", [nx, ny], hint="add")
-        return None if new is None else [b.emit("neg", new, hint=op.result.hint)]
     if op.prim == "add" and ny is not None:
         new = _emit(b, op, "sub", [x, ny])
     elif op.prim == "add" and nx is not None:

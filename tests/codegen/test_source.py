@@ -67,7 +67,7 @@ def build():
 def test_golden_source():
     src, namespace = to_source(build(), reuse_buffers=False)
     assert src == GOLDEN
-    assert set(namespace) == {"np", "math", "bias_value"}
+    assert set(namespace) == {"np", "math", "rt", "bias_value"}
 
 
 def test_without_comments():

@@ -1,0 +1,92 @@
+"""Constant folding: small all-constant ops become constants; nothing else does."""
+from __future__ import annotations
+
+import numpy as np
+
+from ad_compiler.ir.interp import interpret
+from ad_compiler.passes.dce import dce
+from ad_compiler.passes.fold import MAX_ELEMENTS, fold
+
+
+def _consts(fn):
+    return [op.params["value"] for op in fn.body.ops if op.prim == "const"]
+
+
+def test_seed_chain_becomes_one_constant(ir):
+    # the docstring's example: neg -> div of a seed, then a reshape
+    b, _ = ir.new()
+    dout = b.const(1.0, hint="dout")
+    neg = b.neg(dout)
+    div = b.div(neg, b.const(4, hint="c4"), hint="div")
+    fn = ir.finish(b, b.reshape(b.cast(div, dtype=np.dtype("float32")), shape=(1,)))
+    out = ir.run(fold, fn)
+    assert set(ir.prims(out)) == {"const"}
+    assert ir.prims(dce(out)) == ["const"]
+    (value,) = _consts(dce(out))
+    assert value.dtype == np.float32 and value.tolist() == [-0.25]
+
+
+def test_folded_arrays_are_read_only(ir):
+    b, _ = ir.new()
+    fn = ir.finish(b, b.neg(b.const(np.arange(3.0))))
+    (value,) = _consts(dce(ir.run(fold, fn)))
+    assert isinstance(value, np.ndarray) and not value.flags.writeable
+
+
+def test_ops_reading_arguments_are_kept(ir):
+    b, (x,) = ir.new(("x", ir.arr(3)))
+    two = b.add(b.const(1.0), b.const(1.0), hint="two")
+    fn = ir.finish(b, b.mul(b.sin(x), two))
+    out = ir.run(fold, fn)
+    assert ir.prims(dce(out)) == ["const", "sin", "mul"]
+    assert _consts(dce(out)) == [2.0]
+
+
+def test_copy_is_never_folded(ir):
+    # a copy exists to hand out new memory: folding it would hand out a shared constant
+    b, _ = ir.new()
+    fn = ir.finish(b, b.copy(b.const(np.ones(2))))
+    assert ir.prims(dce(ir.run(fold, fn))) == ["const", "copy"]
+
+
+def test_broadcast_to_is_never_folded(ir):
+    # the result is larger than the input: it stays symbolic, for simplify
+    b, _ = ir.new()
+    fn = ir.finish(b, b.broadcast_to(b.const(np.float64(1.0)), shape=(3,)))
+    assert ir.prims(dce(ir.run(fold, fn))) == ["const", "broadcast_to"]
+
+
+def test_large_results_are_not_baked_in(ir):
+    big = np.arange(MAX_ELEMENTS + 1, dtype=np.float64)
+    b, _ = ir.new()
+    small = b.neg(b.const(big[:MAX_ELEMENTS]), hint="small")
+    fn = ir.finish(b, b.neg(b.const(big), hint="large"), small)
+    out = ir.run(fold, fn)
+    large, folded = (v.producer for v in out.outputs)
+    assert large.prim == "neg" and folded.prim == "const"
+    assert ir.prims(dce(out)).count("neg") == 1
+
+
+def test_a_fold_that_fails_leaves_the_op(ir):
+    # Python's 1.0 / 0.0 raises: the op stays, and raises when it runs, as before
+    b, _ = ir.new()
+    fn = ir.finish(b, b.div(b.const(1.0), b.const(0.0)))
+    out = fold(fn)
+    assert ir.prims(dce(out)) == ["const", "const", "div"]
+    for f in (fn, out):
+        try:
+            interpret(f)
+        except ZeroDivisionError:
+            continue
+        raise AssertionError("1.0 / 0.0 should raise")
+
+
+def test_folds_inside_regions_too(ir):
+    from ad_compiler.ir.control import build_if
+    b, (x,) = ir.new(("x", ir.arr(3)))
+    cond = b.greater(b.sum(x), b.const(0.0))
+    (r,) = build_if(b, cond, lambda b: [b.mul(x, b.neg(b.const(2.0)))], lambda b: [x])
+    out = ir.run(fold, ir.finish(b, r))
+    then = next(op for op in out.body.ops if op.prim == "if").regions[0]
+    assert [op.prim for op in then.ops] == ["const", "const", "mul"]
+    assert then.ops[1].params["value"] == -2.0
