@@ -5,7 +5,7 @@ reduction, shape, linalg, nn_ops) with its lowerings and methods, and exposes
 the public functional and class forms (``ops.exp``, ``ops.MatMul`` ...) and the
 gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
-from . import elementwise, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
+from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
 from ..ir import control  # noqa: F401  (the structured ops: if, for, while)
 from ..ad import control as _control_vjps  # noqa: F401  (their adjoints)
 from .operations import *  # noqa: F401,F403
