@@ -80,9 +80,23 @@ def _ones(b, v: Value) -> Value:
 
 
 def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
-    """Add the contribution ``ct`` to the cotangent of ``v``."""
+    """Add the contribution ``ct`` to the cotangent of ``v``.
+
+    A contribution that is an update of fresh zeros (a slice's adjoint) is applied
+    to the cotangent built so far instead, through the primitive's
+    ``rules.ACCUMULATE_INTO`` entry: slice adjoints then share one array.
+    """
     old = cts.get(id(v))
-    cts[id(v)] = ct if old is None else b.emit("add", old, ct, hint=_dname(v))
+    if old is None:
+        cts[id(v)] = ct
+        return
+    for acc, contribution in ((old, ct), (ct, old)):
+        into = rules.ACCUMULATE_INTO.get(getattr(contribution.producer, "prim", None))
+        merged = into(b, acc, contribution) if into is not None else None
+        if merged is not None:
+            cts[id(v)] = merged
+            return
+    cts[id(v)] = b.emit("add", old, ct, hint=_dname(v))
 
 
 def _dname(v: Value) -> str:

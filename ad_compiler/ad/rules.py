@@ -107,6 +107,11 @@ def ex(*inputs, **params) -> Example:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+
+#: prim -> ``into(b, acc, ct) -> Value | None``: add the cotangent contribution ``ct``
+#: (made by that primitive) into the cotangent ``acc`` built so far, without a new
+#: array (slice adjoints: ``acc + index_add(zeros, v)`` is ``index_add(acc, v)``)
+ACCUMULATE_INTO: dict[str, Callable] = {}
 _LOWERINGS: dict[int, tuple[Any, Callable]] = {}
 METHODS: dict[str, Callable] = {}
 ATTRIBUTES: dict[str, Callable] = {}
@@ -114,12 +119,17 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False, view=False) -> Primitive:
+              array_inputs=False, view=False, inplace=None) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
     (``{0}.sum(...)``, faster than ``np.sum`` at small sizes); the builder then
     turns Python-number inputs into arrays first.
+
+    ``inplace`` (optional) gives the statements that write the result into input
+    ``k``'s buffer, by ``k``: a template string, or a callable
+    ``form(input_sources, **param_sources) -> statement``; by default they are
+    derived from ``emit`` (see :attr:`Primitive.inplace`).
 
     ``view=True`` says the result may share memory with its first input
     (reshape, transpose ...): such results are never written in place, and are
@@ -134,7 +144,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     if callable(emit) and impl is None:
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
-                     array_inputs=array_inputs, view=view, _impl=impl)
+                     array_inputs=array_inputs, view=view, _impl=impl, _inplace=inplace)
     PRIMITIVES[name] = prim
     for obj in aliases:
         register_lowering(obj, _direct_lowering(name))

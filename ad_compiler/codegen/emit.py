@@ -168,7 +168,9 @@ class EmitContext:
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         if k is not None:
-            source = prim.inplace[k].format(*(self.name(v) for v in op.inputs))
+            form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
+            source = form(names, **{p: self._param(op, p) for p in op.params}) \
+                if callable(form) else form.format(*names)
             return [ast.parse(source).body[0]]
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]

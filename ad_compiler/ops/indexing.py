@@ -51,7 +51,7 @@ from types import EllipsisType
 import numpy as np
 
 from .. import runtime as rt
-from ..ad.rules import ex, lowering, method, primitive
+from ..ad.rules import ACCUMULATE_INTO, ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
 from ._infer import normalize_axis
@@ -375,25 +375,6 @@ ADVANCED_UPDATE_EXAMPLES = [
     ex((3, 4), (3, 1, 1), np.array([[3, 1, 3]]), index=(slice(None), slot(0))),
 ]
 
-primitive(
-    "index_add", emit=_update_emit("index_add"), impl=_update_impl(rt.index_add),
-    infer=_update_infer, family=F, vjp=_sum_vjp, jvp=_add_jvp("index_add"),
-    examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
-)
-
-primitive(
-    "scatter_add", emit=_update_emit("scatter_add"), impl=_update_impl(rt.scatter_add),
-    infer=_update_infer, family=F, vjp=_scatter_add_vjp, jvp=_add_jvp("scatter_add"),
-    examples=BASIC_UPDATE_EXAMPLES[:2] + ADVANCED_UPDATE_EXAMPLES,
-)
-
-primitive(
-    "index_set", emit=_update_emit("index_set"), impl=_update_impl(rt.index_set),
-    infer=_update_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
-    examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
-)
-
-
 # Statement forms that write an update's result into its input 0 (codegen's buffer
 # reuse, codegen/inplace.py): ``form(input_sources, *, index) -> statement``, with the
 # index param as literal source, as a callable emit receives it. Each does what the
@@ -406,6 +387,28 @@ INPLACE_FORMS = {
     "index_set": lambda srcs, *, index: (
         f"{subscript_source(srcs[0], index, srcs[2:])} = {srcs[1]}"),
 }
+
+
+primitive(
+    "index_add", emit=_update_emit("index_add"), impl=_update_impl(rt.index_add),
+    infer=_update_infer, family=F, vjp=_sum_vjp, jvp=_add_jvp("index_add"),
+    inplace={0: INPLACE_FORMS["index_add"]},
+    examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
+)
+
+primitive(
+    "scatter_add", emit=_update_emit("scatter_add"), impl=_update_impl(rt.scatter_add),
+    infer=_update_infer, family=F, vjp=_scatter_add_vjp, jvp=_add_jvp("scatter_add"),
+    inplace={0: INPLACE_FORMS["scatter_add"]},
+    examples=BASIC_UPDATE_EXAMPLES[:2] + ADVANCED_UPDATE_EXAMPLES,
+)
+
+primitive(
+    "index_set", emit=_update_emit("index_set"), impl=_update_impl(rt.index_set),
+    infer=_update_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
+    inplace={0: INPLACE_FORMS["index_set"]},
+    examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
+)
 
 
 def _winners_infer(*dyn: AType, index, shape) -> AType:
@@ -694,3 +697,7 @@ def accumulate_into(b, acc, ct):
     if b.type_of(acc) != b.type_of(ct):
         return None
     return b.emit(op.prim, acc, v, *dyn, **op.params)
+
+
+for _name in ("index_add", "scatter_add"):
+    ACCUMULATE_INTO[_name] = accumulate_into

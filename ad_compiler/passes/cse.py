@@ -18,6 +18,8 @@ def _key(v):
         return ("array", id(v))
     if isinstance(v, (list, tuple)):
         return tuple(_key(x) for x in v)
+    if isinstance(v, slice):  # unhashable before Python 3.12
+        return ("slice", _key(v.start), _key(v.stop), _key(v.step))
     if isinstance(v, (float, np.floating)):
         if v != v:
             return ("nan", type(v).__name__)
