@@ -172,6 +172,8 @@ def _is_number(v) -> bool:
 @lowering(np.power, operator.pow, pow, math.pow)
 def lower_pow(b, x, y):
     """``x ** p`` with a static number ``p`` is ``pow_scalar`` (cheaper, no log in the adjoint)."""
+    if type(y) is int and y == 2:  # x * x: twice as fast as x ** 2 on Python floats
+        return b.square(b.const(x))
     if _is_number(y):  # kept as given: a NumPy scalar exponent promotes as in NumPy
         return b.pow_scalar(b.const(x), exponent=y)
     return b.pow(b.const(x), b.const(y))
@@ -198,7 +200,7 @@ unary("relu", "np.maximum({0}, 0)",
       lambda b, g, out, x: b.where(b.greater(x, b.const(0)), g, b.const(0)))
 unary("sqrt", "np.sqrt({0})", lambda b, g, out, x: b.div(b.mul(g, b.const(0.5)), out),
       domain="positive", aliases=(np.sqrt, math.sqrt))
-unary("square", "np.square({0})", lambda b, g, out, x: b.mul(g, b.mul(x, b.const(2))),
+unary("square", "{0} * {0}", lambda b, g, out, x: b.mul(g, b.mul(x, b.const(2))),
       aliases=(np.square,))
 # abs'(0) = sign(0) = 0
 unary("abs", "np.abs({0})", lambda b, g, out, x: b.mul(g, b.sign(x)),

@@ -54,7 +54,8 @@ def _neg_neg(inputs):
 def _through(b, op, inputs):
     for i in _THROUGH[op.prim]:
         inner = _unneg(inputs[i])
-        if inner is not None and not inner.type.weak:
+        # only where the neg does not grow: -k * x (k a number, x an array) stays
+        if inner is not None and op.result.type.size <= inner.type.size:
             new = _emit(b, op, op.prim, inputs[:i] + [inner] + inputs[i + 1:], hint=op.prim)
             if new is not None:
                 return [b.emit("neg", new, hint=op.result.hint)]

@@ -78,7 +78,8 @@ def test_broadcasting_operands(ir):
     fn, new = _negated(ir, lambda b, x, y: [b.mul(b.neg(x), y), b.add(x, b.neg(y))],
                        ir.arr(3), ir.arr(2, 3))
     assert [v.type for v in new.outputs] == [v.type for v in fn.outputs]
-    assert [_outer(v)[0] for v in new.outputs] == ["neg", "sub"]
+    # the neg stays on the smaller operand (3 elements, not 6); the add absorbs its own
+    assert [_outer(v)[0] for v in new.outputs] == ["mul", "sub"]
 
 
 def test_float32_with_python_numbers(ir):
@@ -89,12 +90,18 @@ def test_float32_with_python_numbers(ir):
 
 
 def test_weak_operands_are_left_alone(ir):
-    # a negated Python number is itself a Python number: nothing to push through
+    # pushing -k out of k * x would negate the whole array instead of one number
     fn, new = _negated(ir, lambda b, x, k: [b.mul(b.neg(k), x), b.div(b.neg(k), x),
                                             b.mul(x, b.neg(k))],
                        ir.arr(3), ir.WEAK_FLOAT)
     assert [_outer(v) for v in new.outputs] == [("mul", ["neg", "arg"]), ("div", ["neg", "arg"]),
                                                 ("mul", ["arg", "neg"])]
+
+
+def test_scalar_code_pushes_negations_too(ir):
+    fn, new = _negated(ir, lambda b, x, k: [b.add(x, b.mul(b.neg(k), x))],
+                       ir.WEAK_FLOAT, ir.WEAK_FLOAT)
+    assert ir.prims(new) == ["mul", "sub"]
 
 
 def test_ops_that_negation_does_not_commute_with_stay(ir):
