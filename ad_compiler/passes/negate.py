@@ -8,8 +8,11 @@ change no bit of the result::
     add(a, neg b) -> sub(a, b)          add(neg a, b) -> sub(b, a)
     sub(a, neg b) -> add(a, b)          neg(neg a)    -> a
 
-(Signed zeros included. ``sum(neg a) -> neg sum(a)`` is *not* done: for
-``a = [1, -1]`` it would turn ``+0`` into ``-0``.)
+    sum(neg a)    -> sub(0.0, sum(a))   mean(neg a)   -> sub(0.0, mean(a))
+
+(Signed zeros included. A reduction's result is not simply negated: for
+``a = [1, -1]``, ``-(sum a)`` is ``-0`` where ``sum(-a)`` is ``+0``; ``0.0 - s``
+gives ``+0`` in both cases, and the subtraction runs on the small reduced array.)
 
 A pushed-out ``neg`` lands on the op's result, where the next consumer can absorb
 it in turn; the ``neg`` ops left unused are removed by DCE.
@@ -37,6 +40,8 @@ def negate(fn: Function) -> Function:
                 return _add_sub(b, op, inputs)
             if op.prim in _THROUGH:
                 return _through(b, op, inputs)
+            if op.prim in ("sum", "mean"):
+                return _reduce(b, op, inputs)
         return None
     return rewrite(fn, rule)
 
@@ -60,6 +65,17 @@ def _through(b, op, inputs):
             if new is not None:
                 return [b.emit("neg", new, hint=op.result.hint)]
     return None
+
+
+def _reduce(b, op, inputs):
+    inner = _unneg(inputs[0])
+    if inner is None or op.result.type.size >= inner.type.size:
+        return None
+    new = _emit(b, op, op.prim, [inner], hint=op.prim)
+    if new is None:
+        return None
+    out = b.emit("sub", b.const(0.0), new, hint=op.result.hint)
+    return [out] if out.type == op.result.type else None
 
 
 def _add_sub(b, op, inputs):

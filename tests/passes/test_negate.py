@@ -68,10 +68,10 @@ def test_two_negated_operands_keep_one_negation(ir):
     assert ir.prims(new) == ["neg", "sub"]
 
 
-def test_reductions_of_a_negation_are_left_alone(ir):
-    # sum(-a) with a = [1, -1] is +0, -(sum a) would be -0
+def test_reductions_of_a_negation_subtract_from_zero(ir):
+    # sum(-a) with a = [1, -1] is +0; -(sum a) would be -0, 0.0 - sum(a) is +0
     fn, new = _negated(ir, lambda b, x, y: [b.sum(b.neg(x), axis=0)], ir.arr(2, 3), ir.arr(2, 3))
-    assert ir.prims(new) == ["neg", "sum"]
+    assert ir.prims(new) == ["sum", "const", "sub"]
 
 
 def test_broadcasting_operands(ir):
