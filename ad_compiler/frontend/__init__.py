@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ad import rules
-from ..errors import GradTypeError
+from ..errors import GradTypeError, UnsupportedOperationError
 from ..ir.core import AType, Function
+from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves
@@ -60,11 +61,25 @@ def lift(fn, arg_specs) -> Lifted:
     arg_specs = tuple(arg_specs)
     lifter = Lifter(_function_name(fn))
     result = _lift_callable(lifter, fn, arg_specs)
+    _check_result(result, lifter.function.loc)
     outputs: list = []
     out_tree = build_out_tree(result, outputs)
     lifter.function.body.results.extend(outputs)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
     return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs)
+
+
+def _check_result(result, loc) -> None:
+    """Lift-time objects that have no run-time value cannot be returned."""
+    for leaf in tree_leaves(result):
+        if isinstance(leaf, (LoopList, Appender)):
+            raise UnsupportedOperationError(
+                f"returning {leaf.name}, a list built by a loop, is not supported", loc,
+                hint=f"return np.stack({leaf.name}) (or a tuple of its items)")
+        if isinstance(leaf, Iteration):
+            raise UnsupportedOperationError(
+                "returning a range/enumerate/zip over run-time values is not supported", loc,
+                hint="return the arrays it iterates over")
 
 
 def _lift_callable(lifter: Lifter, fn, specs: tuple):

@@ -2,7 +2,8 @@
 
 1. ``print(...)`` is dropped: compiled functions have no side effects; ``super()``
    gets its class and ``self`` from the frame, as Python does.
-2. ``x.sum(axis=1)`` on a Value: ``rules.METHODS['sum'](b, x, axis=1)``.
+2. ``x.sum(axis=1)`` on a Value: ``rules.METHODS['sum'](b, x, axis=1)``; then
+   builtins on Values and lists built by loops (:mod:`.builtin_calls`).
 3. A pure callee (:func:`.statics.is_pure`) with only static arguments runs in
    Python now; its result is static (``range(3)``, ``np.zeros(2)``, ``math.pi * 2``).
 4. A callee with a lowering (``rules.find_lowering``): ``lower(b, *args, **kwargs)``
@@ -34,6 +35,7 @@ from .inline import LocalFunction
 from .resolve import is_array, is_cell, is_parameter, lift_object, tensor_class
 from .specs import tree_map
 from .statics import describe, is_pure, is_structural
+from .values import StaticIndexNeeded
 
 NOT_HANDLED = object()
 
@@ -48,8 +50,9 @@ _INTERNAL = ("ad_compiler.ir", "ad_compiler.ad", "ad_compiler.frontend",
 class CallLifter:
     """Mixin of :class:`~.to_ssa.Lifter`: the ``Call`` visitor and its handlers."""
 
-    HANDLERS = ("call_ignored", "call_super", "call_method", "call_static", "call_lowering",
-                "call_cell", "call_local", "call_python", "call_structural")
+    HANDLERS = ("call_ignored", "call_super", "call_method", "call_frontend", "call_builtin",
+                "call_static", "call_lowering", "call_cell", "call_local", "call_python",
+                "call_structural")
 
     def eval_Call(self, node):
         callee = self.expr(node.func)
@@ -187,7 +190,8 @@ def unsupported_call(callee) -> UnsupportedOperationError:
     if not callable(callee):
         return UnsupportedOperationError(f"{type(callee).__name__} object is not callable")
     if is_pure(callee) or is_structural(callee, ()):
-        return UnsupportedOperationError(
+        # a loop over range whose body needs its counter here is unrolled instead
+        return StaticIndexNeeded(
             f"{name}() of an array value cannot be computed at compile time",
             hint="use the NumPy form instead (np.maximum, np.abs, x.astype(...), x.shape[0])")
     if isinstance(callee, type):

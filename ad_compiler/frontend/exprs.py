@@ -1,4 +1,6 @@
-"""Expressions → lift-time values: one ``eval_<Node>`` method per expression node.
+"""Expressions → lift-time values: one ``eval_<Node>`` method per expression node
+(conditional expressions, ``and``/``or`` and comparisons are in :mod:`.flow`, calls in
+:mod:`.calls`).
 
 Invariants:
 
@@ -21,7 +23,9 @@ from ..errors import (AdCompilerError, InvalidOperandError, UnresolvedAttributeE
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..ir.core import Value
 from . import operators, resolve
+from .iterables import Appender, LoopList
 from .resolve import is_array, lift_object
+from .values import StaticIndexNeeded, Undefined
 
 #: attributes of an array that are known from its type alone
 _STATIC_ATTRS = {"shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim,
@@ -106,6 +110,8 @@ class ExprLifter:
                 f"local variable {node.id!r} is read before it is assigned",
                 hint="assign it on every path before this line (a branch not taken "
                      "does not assign)")
+        if isinstance(value, Undefined):
+            raise UnresolvedNameError(value.message, hint=value.hint)
         return value
 
     def eval_NamedExpr(self, node):
@@ -153,15 +159,18 @@ class ExprLifter:
     def subscript(self, obj, index):
         if isinstance(obj, Value):
             return self.index_value(obj, index)
+        if isinstance(obj, (LoopList, Appender)):
+            return obj.get(self.b, index) if isinstance(obj, LoopList) else obj[index]
         if is_array(obj) and not holds_value(index):
             from ..tensor import unwrap
             return unwrap(obj)[index]
         if is_array(obj):
             return self.index_value(self.array_const(obj), index)
         if holds_value(index):
-            raise UnsupportedOperationError(
-                "cannot index a Python container with an array value",
-                hint="index with a Python int (or put the items in an array with np.stack)")
+            raise StaticIndexNeeded(
+                "cannot index a Python container with an array value (a loop counter "
+                "is one)", hint="index with a Python int (or put the items in an array "
+                "with np.stack)")
         return self.outside(obj[index])
 
     def index_value(self, value: Value, index):
@@ -175,8 +184,9 @@ class ExprLifter:
     def eval_Slice(self, node):
         parts = [None if n is None else self.expr(n) for n in (node.lower, node.upper, node.step)]
         if holds_value(parts):
-            raise UnsupportedOperationError("slice bounds must be Python ints, not array values",
-                                            hint="use int bounds, e.g. from x.shape")
+            raise StaticIndexNeeded("slice bounds must be Python ints, not array values (a "
+                                    "loop counter is one)",
+                                    hint="use int bounds, e.g. from x.shape")
         return slice(*parts)
 
     # -- displays ---------------------------------------------------------------
@@ -232,35 +242,6 @@ class ExprLifter:
 
     def eval_UnaryOp(self, node):
         return operators.unary(self.b, type(node.op), self.expr(node.operand))
-
-    def eval_Compare(self, node):
-        left = self.expr(node.left)
-        rights = [self.expr(c) for c in node.comparators]
-        if len(rights) > 1 and holds_value([left, *rights]):
-            raise UnsupportedSyntaxError(
-                "chained comparison of array values is not supported",
-                hint="split it: (a < b) & (b < c)")
-        for i, (op, right) in enumerate(zip(node.ops, rights)):
-            result = operators.compare(self.b, type(op), left, right)
-            if i < len(rights) - 1 and not result:  # statics only here: short circuit
-                return result
-            left = right
-        return result
-
-    def eval_BoolOp(self, node):
-        what = "'and'" if isinstance(node.op, gast.And) else "'or'"
-        for i, operand in enumerate(node.values):
-            value = self.expr(operand)
-            if i == len(node.values) - 1:
-                return value
-            truth = operators.truth(value, what)
-            if truth != isinstance(node.op, gast.And):  # short circuit, as Python does
-                return value
-
-    def eval_IfExp(self, node):
-        with self.located(node.test):
-            taken = operators.truth(self.expr(node.test), "conditional expression")
-        return self.expr(node.body if taken else node.orelse)
 
     # -- f-strings (only inside raise/assert messages, see fence) -------------------
     def eval_JoinedStr(self, node):

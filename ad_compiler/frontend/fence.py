@@ -2,8 +2,8 @@
 
 Invariant: after :func:`fence` accepts a function's tree, every statement and
 expression in it (nested ``def`` and ``lambda`` bodies included) is one the lifter
-has a visitor for. What can only be judged with values in hand (a data-dependent
-``if``, a loop over an array, a call with no lowering) is left to the lifter,
+has a visitor for. What can only be judged with values in hand (a condition
+that is an array, a loop that never ends, a call with no lowering) is left to the lifter,
 which raises the same kind of error with the same kind of location.
 
 Each rejected construct raises :class:`~ad_compiler.errors.UnsupportedSyntaxError`
@@ -17,8 +17,6 @@ from __future__ import annotations
 import gast
 
 from ..errors import UnsupportedSyntaxError
-
-_LOOPS_LATER = "loops other than 'for' over a Python list, tuple or range are not supported yet"
 
 #: node type -> (what it is, what to write instead)
 _REJECTED = {
@@ -43,7 +41,6 @@ _REJECTED = {
     gast.DictComp: ("dict comprehension", "write a 'for' loop over a Python list or range"),
     gast.GeneratorExp: ("generator expression", "write a 'for' loop over a Python list "
                         "or range"),
-    gast.While: ("'while' loop", _LOOPS_LATER + "; unroll it with 'for i in range(n)'"),
     gast.Match: ("'match' statement", "use 'if'/'elif' on Python values"),
 }
 if hasattr(gast, "TryStar"):
@@ -73,6 +70,12 @@ class _Fence(gast.NodeVisitor):
     def visit_For(self, node):
         if node.orelse:
             self.reject(node.orelse[0], "'else' clause of a 'for' loop",
+                        "use a flag variable set before 'break'")
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        if node.orelse:
+            self.reject(node.orelse[0], "'else' clause of a 'while' loop",
                         "use a flag variable set before 'break'")
         self.generic_visit(node)
 

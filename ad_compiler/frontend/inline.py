@@ -13,7 +13,9 @@ Invariants:
 * A ``def`` or ``lambda`` inside lifted code becomes a :class:`LocalFunction`
   that closes over the defining frame's scope (late binding, as Python does).
 * ``return`` ends only the innermost frame; its value is the call's value
-  (``None`` when the body ends without one).
+  (``None`` when the body ends without one). A ``return`` under data-dependent
+  control is merged through flags (:mod:`.desugar`); a function that returns a
+  value on some run-time paths and None on others is an error.
 """
 from __future__ import annotations
 
@@ -23,23 +25,31 @@ import gast
 
 from ..errors import (AdCompilerError, RecursiveCallError, UnsupportedOperationError,
                       UnsupportedSyntaxError)
+from ..ir.core import Value
+from .desugar import RESULT, RETURNED
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, local_names
+from .values import flatten
 
 
 class Frame:
     """The state of one function being lifted."""
 
-    __slots__ = ("scope", "source", "key", "name", "args", "result", "signal")
+    __slots__ = ("scope", "source", "key", "name", "args", "result", "signal", "live",
+                 "rest", "rest_taken", "tail")
 
-    def __init__(self, scope, source, key, name: str, args=()):
+    def __init__(self, scope, source, key, name: str, args=(), live=frozenset()):
         self.scope = scope
         self.args = list(args)  # the bound argument values, for zero-argument super()
         self.source = source
         self.key = key          # (id of the code object or AST node, id of the owner)
         self.name = name
         self.result = None
-        self.signal = None      # None | "return" | "break" | "continue"
+        self.signal = None      # a sure jump: None | "return" | "break" | "continue"
+        self.live = live        # names code after the current statement may read
+        self.rest: list = []    # the statements after the current one in its block
+        self.rest_taken = False
+        self.tail = False       # statements follow the current block in the loop body
 
 
 class LocalFunction:
@@ -127,20 +137,35 @@ class InlineLifter:
             if sig.parameters[param].kind is inspect.Parameter.VAR_KEYWORD:
                 self.own(value)  # a new dict, as in Python: the body may change it
             scope.bind(param, value)
-        frame = Frame(scope, source, key, name, bound.arguments.values())
+        frame = Frame(scope, source, key, name, bound.arguments.values(),
+                      self.syntax.nested_reads(node))
         call_loc = self.b.loc
         self.frames.append(frame)
         try:
             if isinstance(node, gast.Lambda):
                 return self.expr(node.body)
             self.run_body(node.body)
-            return frame.result
+            return self.frame_result(frame, node)
         except AdCompilerError as exc:
             if call_loc is not None:  # the chain of calls, as a traceback shows it
                 exc.add_note(f"  in {name}(), called at {call_loc.render()}")
             raise
         finally:
             self.frames.pop()
+
+    def frame_result(self, frame, node):
+        """What the call returns: the returned value, None if the body ended without
+        ``return``; an error if that depends on run-time data."""
+        if frame.signal == "return":
+            return frame.result
+        returned = frame.scope.env.get(RETURNED)
+        result = frame.scope.env.get(RESULT)
+        if isinstance(returned, Value) and any(leaf is not None for leaf in flatten(result)[0]):
+            raise UnsupportedSyntaxError(
+                f"{frame.name}() returns a value on some run-time paths and reaches its end "
+                "(returning None) on others", frame.source.loc(node.body[-1]),
+                hint="end the function with a 'return', or return in every branch")
+        return None
 
     def check_recursion(self, key, name: str) -> None:
         if any(f.key == key for f in self.frames):

@@ -10,8 +10,10 @@ Invariants:
   primitive named in the tables below. Static numbers reach the lowering as
   Python numbers; static arrays become ``const`` ops (:func:`as_value`). A
   missing primitive is a located error, not a KeyError.
-* Truth tests, ``not``, ``in`` and chained comparisons on Values would need the
-  run-time data: they raise (data-dependent control flow comes later).
+* ``not v`` of a one-element Value is ``v == 0`` (``v == False`` for bools); of a
+  bigger array it is NumPy's ambiguity error. ``in`` on a Value and ``assert``
+  on a Value would need the run-time data: they raise. Data-dependent ``if``,
+  ``and``/``or`` and chained comparisons are lifted in :mod:`.flow`.
 """
 from __future__ import annotations
 
@@ -116,9 +118,20 @@ def unary(b, op_type, operand):
         return operand
     if op_type is gast.Invert:
         return apply(b, operator.invert, "invert", "~", operand)
-    raise UnsupportedSyntaxError("'not' of an array value is data-dependent",
-                                 hint="use np.logical_not(x) for an elementwise 'not'; "
-                                 + _DATA_DEPENDENT_HINT)
+    return logical_not(b, operand)
+
+
+def logical_not(b, v: Value) -> Value:
+    """``not v`` for a one-element Value ``v``."""
+    from ..errors import InvalidOperandError
+    if getattr(v.type, "size", 0) != 1:
+        raise InvalidOperandError(
+            f"the truth value of an array of type {v.type} is ambiguous ('not' needs "
+            "one element)",
+            hint="use np.logical_not(x) (or x == 0) for an elementwise 'not', or reduce "
+                 "it with np.any/np.all first")
+    zero = False if v.type.dtype.kind == "b" else 0
+    return b.equal(v, b.const(zero), hint="not_")
 
 
 _UNARY_PY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
@@ -150,9 +163,10 @@ def _identical(left, right) -> bool:
 
 
 def truth(value, what: str) -> bool:
-    """The static truth value of a condition (``if``, ``and``, ternary ...)."""
+    """The static truth value of a condition that must be known at compile time
+    (an ``assert``; see :mod:`.flow` for conditions that may be Values)."""
     if isinstance(value, Value):
         raise UnsupportedSyntaxError(
-            f"data-dependent {what} is not supported yet: the condition is an array value",
-            hint=_DATA_DEPENDENT_HINT)
+            f"a data-dependent {what} cannot be checked when the function is compiled: "
+            "the condition is an array value", hint=_DATA_DEPENDENT_HINT)
     return bool(value)

@@ -9,15 +9,18 @@ dtypes are known while lifting, so ``x.shape`` or ``len(x)`` are static.
 
 Invariants:
 
-* Straight-line code only, for now: an ``if``/ternary whose condition is static
-  lifts only the taken branch; one that depends on a Value raises
-  UnsupportedSyntaxError. A ``for`` over a static sequence is unrolled; a loop
-  over a Value raises. (Data-dependent control flow will become structured
-  ``if``/loop ops with regions: ``visit_If``/``visit_For`` are where it goes.)
+* An ``if``/ternary/``and``/``or`` whose condition is static lifts only the taken
+  branch; one whose condition is an IR Value lifts both into an ``if`` op
+  (:mod:`.flow`). A ``for`` over a static sequence is unrolled; over ``range``,
+  an array or a list a loop built it is a loop op, as is a ``while``
+  (:mod:`.loops`). ``break``/``continue``/``return`` under data-dependent control
+  become flags (:mod:`.desugar`).
 * ``y = <expr>`` names the Values that the statement created ``y``; an alias
   ``y = x`` creates no op.
 * ``x += y`` rebinds ``x`` to a new Value (SSA); unlike NumPy it never writes
-  into the array other names may share.
+  into the array other names may share. ``x[i] = v`` (and ``x[i] += v``) on an
+  array is a functional update through ``rules.METHODS['__setitem__']``: every
+  name of the frame bound to the old Value is rebound to the new one.
 * Every op carries the SourceLoc of the statement/expression that made it, in
   the file of the function that contains it (inlined helpers keep their lines).
 """
@@ -26,17 +29,20 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..ad import rules
 from ..errors import InvalidOperandError, UnsupportedOperationError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
 from ..ir.names import sanitize
 from . import operators, resolve
+from .builtin_calls import BuiltinLifter
 from .calls import CallLifter
+from .desugar import Syntax
 from .exprs import ExprLifter, mark_user_exception
+from .flow import FlowLifter
 from .inline import InlineLifter
-
-#: how many iterations a static ``for`` loop may unroll to
-MAX_UNROLL = 10_000
+from .loops import MAX_UNROLL, LoopLifter  # noqa: F401  (MAX_UNROLL: part of the API)
+from .values import Mark
 
 
 class LiftBuilder(Builder):
@@ -51,7 +57,7 @@ class LiftBuilder(Builder):
         return self._lifter.parameter_value(param)
 
 
-class Lifter(ExprLifter, CallLifter, InlineLifter):
+class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
     def __init__(self, name: str):
@@ -61,7 +67,10 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
         self.params: list = []
         self._param_values: dict[int, Value] = {}
         self._own: list = []            # keeps containers alive so their ids stay unique
-        self.own_ids: set[int] = set()  # containers built by the lifted code
+        self.own_ids: set[int] = set()  # containers built by the lifted code, changeable here
+        self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
+        self.depth = 0                  # how many data-dependent regions enclose this point
+        self.syntax = Syntax()
 
     # -- values that come from outside ------------------------------------------
     def new_arg(self, type: AType, hint: str) -> Value:
@@ -116,10 +125,43 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
             method(node)
 
     def run_body(self, stmts) -> None:
-        for node in stmts:
-            self.stmt(node)
-            if self.frame.signal is not None:
-                return
+        """Run ``stmts`` until a sure jump; a jump that may have happened (a flag
+        that is a Value) guards the statements after it.
+
+        Keeps ``frame.live`` (names later code may read), ``frame.rest`` (the
+        statements after the current one, which a data-dependent ``if`` may take
+        into its non-jumping branch: it then sets ``frame.rest_taken``) and
+        ``frame.tail`` (statements follow this block inside the loop body, so a
+        ``continue`` flag matters).
+        """
+        frame = self.frame
+        saved = (frame.live, frame.rest_taken, frame.rest, frame.tail)
+        base, tail = frame.live, frame.tail or bool(frame.rest)
+        frame.rest, frame.tail = [], tail
+        try:
+            for k, node in enumerate(stmts):
+                pending = self.pending_flag()
+                if pending is not None:
+                    self.guard_rest(*pending, stmts[k:])
+                    return
+                rest = stmts[k + 1:]
+                frame.live = base | self.syntax.reads(rest)
+                frame.rest, frame.rest_taken = rest, False
+                self.stmt(node)
+                if frame.rest_taken or frame.signal is not None:
+                    return
+        finally:
+            frame.live, frame.rest_taken, frame.rest, frame.tail = saved
+
+    def run_block_body(self, stmts) -> None:
+        """Run a function's or a loop iteration's body: nothing follows it there."""
+        frame = self.frame
+        saved = (frame.rest, frame.tail)
+        frame.rest, frame.tail = [], False
+        try:
+            self.run_body(stmts)
+        finally:
+            frame.rest, frame.tail = saved
 
     def visit_Expr(self, node):
         self.expr(node.value)
@@ -128,18 +170,18 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
         pass
 
     def visit_Assign(self, node):
-        mark = _Mark(self.b.block)
+        mark = Mark(self.b.block)
         value = self.expr(node.value)
         for target in node.targets:
             self.assign(target, value, mark)
 
     def visit_AnnAssign(self, node):
         if node.value is not None:
-            mark = _Mark(self.b.block)
+            mark = Mark(self.b.block)
             self.assign(node.target, self.expr(node.value), mark)
 
     def visit_AugAssign(self, node):
-        mark = _Mark(self.b.block)
+        mark = Mark(self.b.block)
         target = node.target
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
@@ -149,29 +191,11 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
         container, index = self.expr(target.value), self.expr(target.slice)
         current = self.subscript(container, index)
         value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
-        self.store_item(container, index, value)
+        self.store_item(target, container, index, value)
 
     def visit_Return(self, node):
         self.frame.result = None if node.value is None else self.expr(node.value)
         self.frame.signal = "return"
-
-    def visit_If(self, node):
-        with self.located(node.test):
-            taken = operators.truth(self.expr(node.test), "'if'")
-        self.run_body(node.body if taken else node.orelse)
-
-    def visit_For(self, node):
-        with self.located(node.iter):
-            items = self.static_items(self.expr(node.iter))
-        for item in items:
-            self.assign(node.target, item)
-            self.run_body(node.body)
-            signal, self.frame.signal = self.frame.signal, None
-            if signal == "return":
-                self.frame.signal = signal
-                return
-            if signal == "break":
-                return
 
     def visit_Break(self, node):
         self.frame.signal = "break"
@@ -183,6 +207,7 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
         if node.exc is None:
             raise UnsupportedSyntaxError("a bare 'raise' outside an except block",
                                          hint="raise an exception instance: raise ValueError(...)")
+        self.check_compile_time("'raise'")
         exc = self.expr(node.exc)
         exc = exc() if isinstance(exc, type) else exc
         if not isinstance(exc, BaseException):
@@ -196,23 +221,18 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
         with self.located(node.test):
             ok = operators.truth(self.expr(node.test), "'assert'")
         if not ok:
+            self.check_compile_time("failing 'assert'")
             msg = self.expr(node.msg) if node.msg is not None else ""
             raise mark_user_exception(AssertionError(msg), self.frame.source.loc(node))
 
     # -- helpers of the statements -----------------------------------------------
-    def static_items(self, seq) -> list:
-        if isinstance(seq, Value):
+    def check_compile_time(self, what: str) -> None:
+        """A raise happens when the function is compiled: not under run-time control."""
+        if self.depth:
             raise UnsupportedSyntaxError(
-                "a 'for' loop over an array value is not supported yet",
-                hint="loop over range(n) with a Python int n (x.shape[0] is one) and "
-                     "index the array, or over a Python list/tuple")
-        items = []
-        for item in seq:
-            items.append(self.outside(item))
-            if len(items) > MAX_UNROLL:
-                raise UnsupportedSyntaxError(f"a 'for' loop of more than {MAX_UNROLL} "
-                                             "iterations is too long to unroll")
-        return items
+                f"a {what} under a data-dependent condition or inside a loop op: "
+                "compiled code cannot raise", hint="check the condition outside the "
+                "compiled function, or keep values valid with np.where/np.clip")
 
     def assign(self, target, value, mark=None) -> None:
         if isinstance(target, gast.Name):
@@ -224,7 +244,7 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
             for sub, item in zip(target.elts, items):
                 self.assign(sub, item, mark)
         elif isinstance(target, gast.Subscript):
-            self.store_item(self.expr(target.value), self.expr(target.slice), value)
+            self.store_item(target, self.expr(target.value), self.expr(target.slice), value)
         else:  # attributes and starred targets are fenced
             raise UnsupportedSyntaxError(f"cannot assign to {type(target).__name__}")
 
@@ -240,33 +260,44 @@ class Lifter(ExprLifter, CallLifter, InlineLifter):
             raise InvalidOperandError(f"cannot unpack {len(items)} values into {n} names")
         return items
 
-    def store_item(self, container, index, value) -> None:
-        if id(container) not in self.own_ids:
-            what = "an array" if isinstance(container, Value) else "a container it did not create"
+    def store_item(self, target, container, index, value) -> None:
+        """``container[index] = value``: into a list/dict the lifted code built, or a
+        functional update of an array whose new Value replaces the old one."""
+        if isinstance(container, Value) or resolve.is_array(container):
+            self.store_into_value(target.value, container, index, value)
+            return
+        if id(container) in self.frozen_ids:
             raise UnsupportedOperationError(
-                f"item assignment into {what} is not supported",
+                "item assignment into a container built before this data-dependent "
+                "branch or loop", hint="build a new list or dict inside it, or assign the "
+                "item outside")
+        if id(container) not in self.own_ids:
+            raise UnsupportedOperationError(
+                "item assignment into a container the compiled function did not create "
+                "is not supported",
                 hint="compute a new array instead (np.where(mask, new, x), np.concatenate), "
                      "or build a new list")
         container[index] = value
 
-
-class _Mark:
-    """Which ops a statement created, to name their results after its targets."""
-
-    def __init__(self, block):
-        self.block, self.start = block, len(block.ops)
-        self._created: set | None = None
-        self._named: set = set()
-
-    def name(self, value, name: str) -> None:
-        if isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                self.name(item, f"{name}_{i}")
+    def store_into_value(self, node, old, index, value) -> None:
+        """``old[index] = value`` for an array ``old`` (a Value, or a static array
+        that becomes a constant): the names of ``old`` now name the result."""
+        lower = rules.METHODS.get("__setitem__")
+        if lower is None:
+            raise UnsupportedOperationError(
+                "item assignment into an array is not supported: it needs the "
+                "'__setitem__' lowering, which is not declared",
+                hint="compute a new array instead (np.where(mask, new, x), np.concatenate)")
+        current = old if isinstance(old, Value) else self.array_const(old)
+        new = lower(self.b, current, index, value)
+        if isinstance(node, gast.Subscript):  # x[i][j] = v is x[i] = (x[i] with [j] = v)
+            outer, outer_index = self.expr(node.value), self.expr(node.slice)
+            self.store_item(node, outer, outer_index, new)
             return
-        if not isinstance(value, Value) or id(value) in self._named:
-            return
-        if self._created is None:
-            self._created = {id(r) for op in self.block.ops[self.start:] for r in op.results}
-        if id(value) in self._created:
-            value.hint = name
-            self._named.add(id(value))
+        if not isinstance(node, gast.Name):
+            raise UnsupportedOperationError(
+                "item assignment into an array that is not a local variable",
+                hint="copy it into a variable first: y = self.w; y[i] = v")
+        env = self.frame.scope.env
+        for name in [n for n, v in env.items() if v is old] or [node.id]:
+            env[name] = new  # every name of the old array sees the update

@@ -54,9 +54,11 @@ def uses_try(x):
     return y
 
 
-def uses_while(x):
-    while x.ndim > 3:  # E:while
+def uses_while_else(x):
+    while np.sum(x) < 3:
         x = x * 2
+    else:
+        x = -x  # E:while-else
     return x
 
 
@@ -105,7 +107,8 @@ def starred_target(t):
 
 
 @pytest.mark.parametrize("fn, key", [
-    (uses_try, "try"), (uses_while, "while"), (uses_with, "with"), (uses_global, "global"),
+    (uses_try, "try"), (uses_while_else, "while-else"), (uses_with, "with"),
+    (uses_global, "global"),
     (uses_comprehension, "comprehension"), (uses_fstring, "fstring"), (uses_yield, "yield"),
     (uses_import, "import"), (uses_del, "del"),
 ])
@@ -140,49 +143,48 @@ def test_fence_runs_before_lowering():
 
 
 # -- errors found while lifting ----------------------------------------------------
-def data_dependent_if(x):
+def array_condition(x):
     y = np.sin(x)
-    if np.sum(y) > 0:  # E:dd-if
+    if y > 0:  # E:dd-if
         y = y * 2
     return y
 
 
-def data_dependent_ternary(x):
+def array_ternary(x):
     return x if x > 0 else -x  # E:dd-ternary
 
 
-def data_dependent_and(x, flag):
+def array_and(x, flag):
     return flag and x > 0 and x  # E:dd-and
 
 
-def loop_over_value(x):
-    total = 0.0
-    for row in x:  # E:dd-for
-        total = total + row
-    return total
+def test_array_condition_is_numpys_ambiguity_error():
+    with pytest.raises(ValueError) as info:
+        lift(array_condition, (V3,))
+    message = check(info, "dd-if", InvalidOperandError, ValueError)
+    assert "truth value of an array with more than one element is ambiguous" in message
+    assert "bool[3]" in message and "np.any" in message
 
 
-def test_data_dependent_if_is_rejected():
+def test_array_ternary_and_boolop_conditions_are_ambiguous():
+    with pytest.raises(InvalidOperandError) as info:
+        lift(array_ternary, (V3,))
+    check(info, "dd-ternary", InvalidOperandError)
+    with pytest.raises(InvalidOperandError) as info:
+        lift(array_and, (V3, True))
+    check(info, "dd-and", InvalidOperandError)
+
+
+def endless(x):
+    while True:  # E:endless
+        x = x * 2
+    return x
+
+
+def test_while_true_without_exit_is_an_infinite_loop():
     with pytest.raises(UnsupportedSyntaxError) as info:
-        lift(data_dependent_if, (V3,))
-    message = check(info, "dd-if", UnsupportedSyntaxError, RuntimeError)
-    assert "data-dependent 'if'" in message and "not supported yet" in message
-    assert "np.where" in message
-
-
-def test_data_dependent_ternary_and_boolop_are_rejected():
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        lift(data_dependent_ternary, (V3,))
-    check(info, "dd-ternary", UnsupportedSyntaxError)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        lift(data_dependent_and, (V3, True))
-    check(info, "dd-and", UnsupportedSyntaxError)
-
-
-def test_loop_over_value_is_rejected():
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        lift(loop_over_value, (V3,))
-    assert "'for' loop over an array" in check(info, "dd-for", UnsupportedSyntaxError)
+        lift(endless, (V3,))
+    assert "infinite loop" in check(info, "endless", UnsupportedSyntaxError)
 
 
 def undefined_name(x):
@@ -285,8 +287,8 @@ def missing_attribute(x):
     return x * np.not_a_numpy_thing  # E:attr
 
 
-def item_assignment(x):
-    x[0] = 1.0  # E:setitem
+def item_assignment(x, table):
+    table[0] = x  # E:setitem
     return x
 
 
@@ -308,9 +310,9 @@ def test_missing_attribute_is_an_attribute_error():
     check(info, "attr", UnresolvedAttributeError)
 
 
-def test_item_assignment_into_an_array_is_rejected():
+def test_item_assignment_into_a_container_from_outside_is_rejected():
     with pytest.raises(UnsupportedOperationError) as info:
-        lift(item_assignment, (V3,))
+        lift(item_assignment, (V3, [1.0, 2.0]))
     assert "item assignment" in check(info, "setitem", UnsupportedOperationError)
 
 
@@ -320,7 +322,7 @@ class BadCell(nn.Cell):
         return y
 
     def helper(self, x):
-        while True:  # E:cell-while
+        with open("f"):  # E:cell-while
             return x
 
 

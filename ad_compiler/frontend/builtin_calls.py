@@ -1,0 +1,259 @@
+"""Builtins on run-time values, and the lists loops build: calls tried before the
+general handlers of :mod:`.calls`.
+
+* ``range``/``enumerate``/``zip``/``reversed`` over ``range``, arrays, lists a
+  loop built: an :class:`~.iterables.Iteration` (a loop op, never unrolled).
+* ``len`` (static), ``sum``, ``max``/``min`` of one-element values (``maximum``/
+  ``minimum``), ``float``/``int``/``bool`` of a one-element value.
+* ``np.stack``/``np.array``/``np.asarray``/``np.concatenate``/``ops.stack``/
+  ``ops.concat`` (and ``ops.Stack``/``ops.Concat``) of a list a loop built:
+  ``stack_list``.
+* ``math`` functions of one-element run-time values return a Python float, as
+  in Python: the result goes through ``pyfloat``. ``math.fabs``, ``log10``,
+  ``log2``, ``hypot`` and ``tan`` are composed from other primitives here.
+
+Choices: ``float(v)`` is the weak Python float ``pyfloat`` gives (so it meets
+float32 arrays as a Python float does); ``int(v)`` of a float or array value is
+a 0-d int64 array (truncated toward zero, ``np.asarray(v, dtype=int64)``): no
+primitive makes a Python int, and an int64 0-d array indexes and counts the
+same way. ``bool(v)`` is ``v != 0``.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from ..ad import rules
+from ..errors import UnsupportedOperationError
+from ..ir.core import Value
+from .calls import NOT_HANDLED
+from .exprs import holds_value
+from .iterables import (Appender, Iteration, LoopList, enumerated, over_dynamic_range,
+                        over_static, reversed_, zipped)
+from .statics import _READERS, _is_builtin_method_of
+
+
+_BUILTINS = {id(f): "_" + f.__name__ for f in (range, enumerate, zip, reversed, len, sum,
+                                                 max, min, float, int, bool, abs)}
+
+_MATH_EXTRA = {
+    id(math.fabs): lambda b, x: b.abs(b.const(x)),
+    id(math.log10): lambda b, x: b.div(b.log(b.const(x)), b.const(math.log(10.0))),
+    id(math.log2): lambda b, x: b.div(b.log(b.const(x)), b.const(math.log(2.0))),
+    id(math.hypot): lambda b, x, y: b.sqrt(b.add(b.square(b.const(x)), b.square(b.const(y)))),
+    id(math.tan): lambda b, x: b.div(b.sin(b.const(x)), b.cos(b.const(x))),
+}
+
+
+class BuiltinLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: builtins on Values and loop-built lists."""
+
+    def call_frontend(self, callee, args, kwargs):
+        """Methods of the lists loops build; changes of frozen containers."""
+        owner = getattr(callee, "__self__", None)
+        if isinstance(owner, (Appender, LoopList)):
+            return callee(*args, **kwargs)
+        if (owner is not None and id(owner) in self.frozen_ids
+                and _is_builtin_method_of(callee, (list, dict, set))
+                and callee.__name__ not in _READERS):
+            raise UnsupportedOperationError(
+                f"{type(owner).__name__}.{callee.__name__}() changes a {type(owner).__name__} "
+                "built before this data-dependent branch or loop",
+                hint="append in a loop to a list created empty just before it (it becomes "
+                     "a stacked output), or build a new container inside the branch")
+        return NOT_HANDLED
+
+    def call_builtin(self, callee, args, kwargs):
+        name = _BUILTINS.get(id(callee))
+        if name is not None and getattr(builtins, name[1:]) is callee:
+            return getattr(self, name)(*args, **kwargs)
+        if _is_stacker(callee) and args and isinstance(args[0], LoopList):
+            return self._stack_loop_list(callee, *args, **kwargs)
+        if getattr(callee, "__module__", None) == "math" and holds_value(args):
+            return self._math(callee, args, kwargs)
+        return NOT_HANDLED
+
+    # -- iteration ------------------------------------------------------------------
+    def _iterable(self, x) -> bool:
+        return isinstance(x, (range, Value, LoopList, Iteration))
+
+    def _part(self, x) -> Iteration:
+        it = self.iteration(x)
+        return over_static(x) if it is None else it
+
+    def _range(self, *args, **kwargs):
+        if kwargs or not holds_value(list(args)):
+            return NOT_HANDLED
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        return over_dynamic_range(self.b, start, stop, step)
+
+    def _enumerate(self, seq, start=0):
+        if not self._iterable(seq):
+            return NOT_HANDLED
+        return enumerated(self.iteration(seq), start)
+
+    def _zip(self, *seqs, strict=False):
+        if not any(self._iterable(s) for s in seqs):
+            return NOT_HANDLED
+        return zipped(self.b, [self._part(s) for s in seqs])
+
+    def _reversed(self, seq):
+        if isinstance(seq, range):
+            return seq[::-1]
+        if not self._iterable(seq):
+            return NOT_HANDLED
+        return reversed_(self.b, self.iteration(seq))
+
+    # -- reductions and conversions -----------------------------------------------------
+    def _len(self, obj):
+        if isinstance(obj, (LoopList, Appender)):
+            return len(obj)
+        if isinstance(obj, Iteration):
+            if isinstance(obj.n, Value):
+                raise UnsupportedOperationError("len() of a range with run-time bounds",
+                                                hint="compute it from the bounds")
+            return obj.n
+        return NOT_HANDLED
+
+    def _sum(self, items, start=0):
+        if isinstance(items, LoopList):
+            items = items.stack(self.b)
+        elif not isinstance(items, Value):
+            return NOT_HANDLED
+        if not items.type.shape:
+            raise UnsupportedOperationError("sum() of a 0-d array: it is not iterable",
+                                            hint="a scalar is its own sum")
+        total = rules.find_lowering(np.sum)(self.b, items, axis=0)
+        return total if _is_zero(start) else self.b.add(self.b.const(start), total)
+
+    def _max(self, *args, **kwargs):
+        return self._extremum("maximum", np.max, args, kwargs)
+
+    def _min(self, *args, **kwargs):
+        return self._extremum("minimum", np.min, args, kwargs)
+
+    def _extremum(self, prim, reduce, args, kwargs):
+        if kwargs:
+            return NOT_HANDLED
+        if len(args) == 1 and isinstance(args[0], LoopList):
+            lst = args[0]
+            if lst.elem.shape != ():
+                return NOT_HANDLED
+            return rules.find_lowering(reduce)(self.b, lst.stack(self.b))
+        items = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) \
+            else list(args)
+        if not holds_value(items) or any(
+                isinstance(v, Value) and v.type.shape != () for v in items):
+            return NOT_HANDLED  # arrays: Python's own error (ambiguous comparison)
+        out = items[0]
+        for v in items[1:]:
+            out = self.b.emit(prim, self.b.const(out), self.b.const(v), hint=prim[:3])
+        return self._python_float(out, items)
+
+    def _abs(self, x):
+        if not (isinstance(x, Value) and x.type.weak):
+            return NOT_HANDLED  # arrays: the abs primitive, through its lowering
+        return self._python_float(self.b.abs(x), [x])
+
+    def _python_float(self, out, inputs):
+        """``out`` as a Python float if Python would give one: every input is a Python
+        number (a weak Value or a static int/float) and ``out`` is a float64 0-d."""
+        python = all(v.type.weak if isinstance(v, Value) else isinstance(v, (int, float))
+                     and not isinstance(v, np.generic) for v in inputs)
+        t = out.type if isinstance(out, Value) else None
+        if python and t is not None and not t.weak and t.shape == () \
+                and t.dtype == np.float64:
+            return self.b.pyfloat(out)
+        return out
+
+    def _float(self, *args):
+        if len(args) != 1 or not isinstance(args[0], Value):
+            return NOT_HANDLED
+        v = self._scalar(args[0], "float")
+        if v.type.weak and v.type.dtype.kind == "f":
+            return v
+        if v.type.dtype.kind not in "fiub":
+            raise UnsupportedOperationError(f"float() of a {v.type} value",
+                                            hint="take the real part first (np.real)")
+        return self.b.pyfloat(v, hint="float_")
+
+    def _int(self, *args):
+        if len(args) != 1 or not isinstance(args[0], Value):
+            return NOT_HANDLED
+        v = self._scalar(args[0], "int")
+        if v.type.weak and v.type.dtype.kind in "iu":
+            return v
+        if v.type.weak and v.type.dtype.kind == "b":
+            return self.b.add(v, self.b.const(0), hint="int_")
+        return self.b.cast(v, dtype=np.dtype(np.int64), hint="int_")
+
+    def _bool(self, *args):
+        if len(args) != 1 or not isinstance(args[0], Value):
+            return NOT_HANDLED
+        v = self._scalar(args[0], "bool")
+        zero = False if v.type.dtype.kind == "b" else 0
+        return self.b.not_equal(v, self.b.const(zero), hint="bool_")
+
+    def _scalar(self, v: Value, what: str) -> Value:
+        t = v.type
+        if getattr(t, "size", 0) != 1:
+            raise UnsupportedOperationError(
+                f"{what}() of an array of type {t}: only one-element arrays can be "
+                "converted to Python scalars",
+                hint="reduce it first (np.sum(x), x[0]) or keep it an array")
+        if t.shape == ():
+            return v
+        return self.b.reshape(v, shape=())
+
+    # -- lists built by loops and math -------------------------------------------------
+    def _stack_loop_list(self, callee, lst, axis=0, *rest, dtype=None, **kwargs):
+        as_array = callee is np.array or callee is np.asarray
+        if as_array:  # np.array(ys, dtype): the second argument is the dtype
+            axis, dtype = 0, axis if axis != 0 else dtype
+        axis = getattr(callee, "axis", axis)  # ops.Stack(axis=1)(ys)
+        if rest or kwargs:
+            return NOT_HANDLED
+        concat = _is_stacker(callee) == "concat"
+        if concat and axis != 0:
+            return NOT_HANDLED
+        out = lst.stack(self.b, 0 if concat else axis)
+        if concat:
+            shape = out.type.shape
+            if len(shape) < 2:
+                raise UnsupportedOperationError(
+                    f"concatenating {lst.name}: its items are 0-d", hint="use np.stack")
+            out = self.b.reshape(out, shape=(shape[0] * shape[1],) + shape[2:])
+        if dtype is not None and np.dtype(dtype) != out.type.dtype:
+            out = self.b.cast(out, dtype=np.dtype(dtype))
+        return out
+
+    def _math(self, callee, args, kwargs):
+        extra = _MATH_EXTRA.get(id(callee))
+        lower = extra or rules.find_lowering(callee)
+        if lower is None:
+            return NOT_HANDLED
+        values = [a for a in args if isinstance(a, Value)]
+        if any(getattr(v.type, "size", 0) != 1 for v in values):
+            return lower(self.b, *args, **kwargs) if extra is None else NOT_HANDLED
+        out = lower(self.b, *args, **kwargs)
+        if isinstance(out, Value) and out.type.dtype.kind in "fiub" and not (
+                out.type.weak and out.type.dtype.kind == "f"):
+            out = self.b.pyfloat(self._scalar(out, "float"))
+        return out
+
+
+def _is_zero(v) -> bool:
+    return not isinstance(v, Value) and isinstance(v, (int, float)) and v == 0
+
+
+def _is_stacker(callee):
+    """``"stack"``/``"concat"`` for the callables that stack/concatenate a list."""
+    from ..ops import operations as ops
+    if any(callee is f for f in (np.stack, np.array, np.asarray, ops.stack)) \
+            or isinstance(callee, ops.Stack):
+        return "stack"
+    if any(callee is f for f in (np.concatenate, ops.concat)) or isinstance(callee, ops.Concat):
+        return "concat"
+    return None

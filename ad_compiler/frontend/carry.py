@@ -1,0 +1,284 @@
+"""What a loop carries from one iteration to the next, and what it leaves after it.
+
+A :class:`Plan` lists the loop-carried variables (see :mod:`.loops` for which
+they are), each split into leaves: a dynamic leaf is one of the loop op's
+carried values (``plan.inits[k]``), a static leaf (:class:`Fixed`) must not
+change. The flags of :mod:`.desugar` (``<returned>``, ``<result>``, ``<break>``)
+are carried the same way.
+
+Invariants:
+
+* ``plan.inits`` are Values defined before the loop (a counter first, when the
+  loop is a ``while`` over a ``for``'s counter); ``plan.hints`` name them.
+* At the end of the body (:meth:`CarryLifter.next_values`) every dynamic leaf is
+  converted to its initial type; a leaf whose type must grow raises
+  :class:`Retry` with the promoted types, and the loop is lifted again. A
+  ``return`` first seen in the body also raises :class:`Retry`: its value then
+  becomes carried, starting from zeros.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..errors import InvalidOperandError, UnsupportedOperationError, UnsupportedSyntaxError
+from ..ir.core import Value
+from .desugar import (BROKE, CONTINUED, FLAGS, RESULT, RETURNED, hint_of, signal_to_flags,
+                      sure_signal)
+from .iterables import Appender, LoopList
+from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
+                     is_dynamic_leaf, placeholder, same_static, type_of, unflatten, unify, zeros)
+
+
+class Retry(Exception):
+    """Lift the body again: carried types were promoted, or a returned value appeared."""
+
+    def __init__(self, promote=None, why=None, result=ABSENT):
+        super().__init__("retry")
+        self.promote, self.why, self.result = promote or {}, why, result
+
+
+class Fixed:
+    """A static leaf of a carried variable: it must not change in the loop."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Carry:
+    """One carried variable: its tree, and per leaf an index into ``plan.inits`` or a
+    :class:`Fixed`."""
+
+    def __init__(self, name, treedef, slots):
+        self.name, self.treedef, self.slots = name, treedef, slots
+
+
+class Plan:
+    """What one loop carries: ``inits`` are the initial Values, one per dynamic leaf."""
+
+    def __init__(self, node, it):
+        self.node, self.it = node, it
+        self.carries: list = []
+        self.inits: list = []
+        self.hints: list = []
+        self.counter = False
+        self.lists: dict = {}       # id(list) -> (list, names appending to it)
+        self.stores: list = []
+        self.cond_always = False    # the while condition is statically True
+        self.n = None               # the trip count Value of a 'for'
+
+    def flag_args(self, args) -> list:
+        return [args[c.slots[0]] for c in self.carries if c.name in (RETURNED, BROKE)]
+
+
+class CarryLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: carried values of loops."""
+
+    def loop_plan(self, node, it) -> Plan:
+        syn, frame = self.syntax, self.frame
+        before = frame.scope.env
+        plan = Plan(node, it)
+        body = node.body
+        reads = syn.reads(body) | (syn.reads([node.test]) if it is None else frozenset())
+        plan.stores = syn.stores(body + ([] if it is None else [node.target]))
+        plan.lists = self._appended_lists(syn.appends(body), before)
+        appending = {n for _, names in plan.lists.values() for n in names}
+        returns, breaks = syn.returns(body), syn.breaks(body)
+        if it is not None and (returns or breaks):
+            plan.counter = True
+            hint = index_hint(node, it)
+            plan.inits.append(self.b.const(0, hint=hint))
+            plan.hints.append(hint)
+        for name in plan.stores:
+            value = before.get(name, ABSENT)
+            if (value is ABSENT or isinstance(value, Undefined) or name in appending
+                    or (name not in reads and name not in frame.live)):
+                continue
+            self._carry(plan, name, value)
+        for flag, needed in ((RETURNED, returns), (BROKE, breaks)):
+            if needed:
+                self._carry(plan, flag, False)
+        return plan
+
+    def _carry(self, plan, name, tree) -> None:
+        leaves, treedef = flatten(tree)
+        slots = []
+        for leaf in leaves:
+            if is_dynamic_leaf(leaf):
+                slots.append(len(plan.inits))
+                plan.inits.append(self.b.const(leaf, hint=hint_of(name)))
+                plan.hints.append(hint_of(name))
+            else:
+                slots.append(Fixed(leaf))
+        plan.carries.append(Carry(name, treedef, slots))
+
+    def _appended_lists(self, names, before) -> dict:
+        found: dict = {}
+        for name in names:
+            lst = before.get(name)
+            if not isinstance(lst, list) or (id(lst) not in self.own_ids
+                                             and id(lst) not in self.frozen_ids):
+                continue
+            if lst:
+                raise UnsupportedOperationError(
+                    f"{name} holds {len(lst)} item(s) before the loop that appends to it",
+                    hint=f"start {name} empty before the loop (keep the first item in a "
+                         "variable and concatenate after the loop)")
+            found.setdefault(id(lst), (lst, []))[1].append(name)
+        for name, value in before.items():  # other names of the same list
+            if id(value) in found and value is found[id(value)][0] \
+                    and name not in found[id(value)][1]:
+                found[id(value)][1].append(name)
+        return found
+
+    def enter_region(self, plan, before, args) -> list:
+        """Bind the carried variables (and appenders) to a region's arguments."""
+        env = dict(before)
+        for carry in plan.carries:
+            if carry.name in FLAGS or carry.name == RESULT:
+                continue  # inside the body, no jump has happened yet
+            env[carry.name] = unflatten(carry.treedef, [args[s] if isinstance(s, int) else
+                                                        s.value for s in carry.slots], self.own)
+        appenders = []
+        for lst, names in plan.lists.values():
+            app = Appender(self, names[0])
+            appenders.append((names, app))
+            for name in names:
+                env[name] = app
+        self.frame.scope.env = env
+        return appenders
+
+    def next_values(self, plan, args) -> list:
+        """The carried values at the end of the body, typed as the loop carries them."""
+        frame, b = self.frame, self.b
+        env = frame.scope.env
+        signal_to_flags(env, frame.signal, frame.result)
+        frame.signal = frame.result = None
+        env.pop(CONTINUED, None)
+        nxt = [None] * len(plan.inits)
+        if plan.counter:
+            nxt[0] = b.add(args[0], b.const(1), hint=plan.hints[0])
+        promote, why = {}, None
+        carried_result = any(c.name == RESULT for c in plan.carries)
+        for carry in plan.carries:
+            tree = self._carried_tree(carry, env, args)
+            leaves, treedef = flatten(tree)
+            if treedef != carry.treedef:
+                raise UnsupportedOperationError(
+                    f"the variable {_shown(carry.name)} changes structure in the loop: "
+                    f"{describe_tree(carry.treedef)} before, {describe_tree(treedef)} after",
+                    hint="keep the same structure in every iteration")
+            for leaf, slot in zip(leaves, carry.slots):
+                if isinstance(slot, Fixed):
+                    _check_fixed(carry.name, slot.value, leaf)
+                    continue
+                if not is_dynamic_leaf(leaf):
+                    raise UnsupportedOperationError(
+                        f"the variable {_shown(carry.name)} is an array or number before an "
+                        f"iteration and {leaf!r} after it",
+                        hint=f"keep {_shown(carry.name)} an array or number in every iteration")
+                t0, t1 = plan.inits[slot].type, type_of(leaf)
+                u = unify(t0, t1)
+                if u is None:
+                    raise InvalidOperandError(
+                        f"the variable {_shown(carry.name)} changes type in the loop: {t0} "
+                        f"before an iteration, {t1} after it, and the two do not combine",
+                        hint=f"give {_shown(carry.name)} the same shape in every iteration")
+                if u != t0:
+                    promote[slot], why = u, (carry.name, t0, t1)
+                else:
+                    nxt[slot] = convert(b, leaf, t0, plan.hints[slot])
+        if not promote:
+            self._check_exit(plan, nxt)
+        if not carried_result and RESULT in env:
+            raise Retry(promote, why, env[RESULT])
+        if promote:
+            raise Retry(promote, why)
+        return nxt
+
+    def _carried_tree(self, carry, env, args):
+        if carry.name in FLAGS:
+            return env.get(carry.name, False)
+        tree = env.get(carry.name, ABSENT)
+        if tree is ABSENT and carry.name == RESULT:  # no return on this path: pass it on
+            return unflatten(carry.treedef, [args[s] if isinstance(s, int) else s.value
+                                             for s in carry.slots])
+        if tree is ABSENT or isinstance(tree, Undefined):
+            raise UnsupportedOperationError(
+                f"the variable {carry.name!r} has no value at the end of the loop body",
+                hint=f"assign {carry.name!r} on every path through the body")
+        return tree
+
+    def _check_exit(self, plan, nxt) -> None:
+        if not plan.cond_always:
+            return
+        flags = [nxt[c.slots[0]] for c in plan.carries if c.name in (RETURNED, BROKE)]
+        if all(f.producer is not None and f.producer.prim == "const"
+               and f.producer.params["value"] is False for f in flags):
+            raise UnsupportedSyntaxError(
+                "infinite loop: the condition of this 'while' is always True and its "
+                "'break'/'return' is never reached", hint="make the exit depend on the data")
+
+    def bind_after(self, plan, before, results, stacked) -> None:
+        frame = self.frame
+        env = dict(before)
+        for carry in plan.carries:
+            env[carry.name] = unflatten(carry.treedef, [
+                results[s] if isinstance(s, int) else s.value for s in carry.slots], self.own)
+        carried = {c.name for c in plan.carries}
+        line = self.b.loc.line if self.b.loc else "?"
+        for name in plan.stores:
+            if name not in carried:
+                env[name] = Undefined(
+                    f"local variable {name!r} is assigned in the loop at line {line} but has "
+                    "no value before it, so it is undefined after the loop (which may run "
+                    "zero times)", f"assign {name!r} before the loop")
+        length = plan.it.n if plan.it is not None and not plan.counter and \
+            not isinstance(plan.it.n, Value) else None
+        for k, (names, _) in enumerate(stacked):
+            value = results[len(plan.inits) + k]
+            value.hint = names[0]
+            stacked = None if length is None else self.b.stack_list(
+                value, axis=0, length=length, hint=names[0] + "_array")
+            lst = LoopList(value, length, names[0], stacked)
+            for name in names:
+                env[name] = lst
+        env.pop(BROKE, None)
+        env.pop(CONTINUED, None)
+        if plan.cond_always and not any(c.name == BROKE for c in plan.carries):
+            env[RETURNED] = True  # the loop can only end by returning
+        frame.scope.env = env
+        frame.signal, frame.result = sure_signal(env)
+
+
+def index_hint(node, it) -> str:
+    """The loop counter is named after the target when it is the item (range(n))."""
+    plain = isinstance(node.target, gast.Name) and getattr(it, "plain", False)
+    return node.target.id if plain else "i"
+
+
+def zeros_tree(b, tree):
+    leaves, treedef = flatten(placeholder(tree))
+    return unflatten(treedef, [zeros(b, x.type) if isinstance(x, Zero) else x
+                               for x in leaves])
+
+
+def stackable(b, app) -> Value:
+    item = app.items[0]
+    if not is_dynamic_leaf(item):
+        raise UnsupportedOperationError(
+            f"{app.name}.append() of {type(item).__name__} in a loop: only arrays and numbers "
+            "can be stacked", hint="append one array per iteration (np.stack a tuple first)")
+    return b.const(item, hint=app.name)
+
+
+def _check_fixed(name, old, new) -> None:
+    if new is old or same_static(new, old):
+        return
+    raise UnsupportedOperationError(
+        f"the variable {_shown(name)} changes from {old!r} to {new!r} in the loop: only "
+        "arrays and numbers can change from one iteration to the next",
+        hint=f"keep {_shown(name)} the same in every iteration, or make it an array")
+
+
+def _shown(name: str) -> str:
+    return "returned value" if name == RESULT else repr(name)

@@ -1,0 +1,70 @@
+"""Builtins on run-time values: ``len``, ``abs``, ``max``/``min``, ``sum``, ``float``,
+``int``, ``bool`` and the ``math`` module on Python floats, checked against Python."""
+import math
+
+import numpy as np
+import pytest
+
+from ad_compiler.frontend import lift
+from ad_compiler.ir.core import AType
+
+
+def scalars(a, b):
+    return abs(a - b), max(a, b), min(a, b, 0.25), max([a, b, 1.0]), float(a), \
+        int(a * 10), bool(a > b)
+
+
+@pytest.mark.parametrize("a, b", [(1.75, -2.5), (-0.5, 0.125)])
+def test_builtins_on_python_floats(flow, a, b):
+    lifted = flow.check(scalars, a, b, want=scalars(a, b)[:6] + (np.bool_(a > b),))
+    outs = lifted.function.outputs
+    assert [o.type.weak for o in outs[:5]] == [True] * 5  # still Python floats
+
+
+def zero_d(x):
+    s = np.sum(x)
+    m = np.max(x)
+    return max(s, m), min(s, 0.0), abs(s), float(s), sum(x), sum(x, 10.0), len(x)
+
+
+def test_builtins_on_zero_d_arrays(flow, dtype):
+    x = np.array([0.5, -2.0, 1.0], dtype)
+    got = flow.check(zero_d, x, want=None)
+    assert got.out_tree[-1].value == 3
+
+
+def float_keeps_float32(x, a):
+    k = float(np.sum(x))     # a Python float: it meets float32 arrays as one
+    return x * k + math.exp(a) * x
+
+
+def test_float_and_math_results_are_python_floats(flow):
+    x = np.array([1.0, 2.0], np.float32)
+    lifted = flow.check(float_keeps_float32, x, 0.5)
+    assert lifted.function.outputs[0].type == AType((2,), np.dtype("float32"))
+
+
+def math_functions(a, b):
+    return (math.sqrt(a), math.log(a), math.log(a, 2.0), math.exp(-a), math.sin(a),
+            math.cos(a), math.tanh(a), math.pow(a, 1.5), math.fabs(-a), math.log10(a),
+            math.log2(a), math.hypot(a, b), math.tan(b))
+
+
+def test_math_functions_of_run_time_floats(flow):
+    flow.check(math_functions, 1.7, 0.3)
+
+
+def sum_of_list(x, y):
+    return sum([x, y, x * y]), sum((x, y), 1.0)
+
+
+def test_sum_of_a_python_list_of_values(flow, dtype):
+    x, y = np.arange(3, dtype=dtype), np.ones(3, dtype)
+    flow.check(sum_of_list, x, y)
+
+
+def test_int_of_a_float_value_is_an_int64_array():
+    def f(a):
+        return int(a)
+    lifted = lift(f, (AType((), np.dtype("float64"), True),))
+    assert lifted.function.outputs[0].type == AType((), np.dtype("int64"))
