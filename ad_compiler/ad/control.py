@@ -35,11 +35,12 @@ def _zeros(b, v: Value) -> Value:
     return b.emit("zeros_like", v, hint="d" + (v.hint or "v"))
 
 
-def _as_ct(b, ct, v: Value) -> Value:
+def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
     """``ct`` with exactly the type branches and iterations agree on for ``v``'s
-    cotangent: ``v``'s own type, a Python float for a Python number."""
+    cotangent: ``v``'s own type, a Python float for a Python number. Zeros are made
+    like ``like`` (a value in scope of the same type) when ``v`` itself is not."""
     if ct is None:
-        return _zeros(b, v)
+        return _zeros(b, like if like is not None else v)
     if not v.type.weak:
         return fit(b, ct, v.type)
     if ct.type.weak:
@@ -171,7 +172,9 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
             got = _replay(b, Block(args=list(body_args) + ([index] if index else []),
                                    ops=region.ops, results=region.results), vmap,
                           yield_seeds[:len(region.results) - len(tapes)], captures, info)
-            new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j])
+            # a carried value the body overwrites without reading gets zeros: made like
+            # the loop's initial value (the forward loop's own argument is out of scope)
+            new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])
                       for j in carried]
             new_acc = [a if got.get(id(c)) is None else b.add(a, fit(b, got[id(c)], a.type))
                        for a, c in zip(acc, captures)]
