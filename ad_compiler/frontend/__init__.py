@@ -30,6 +30,8 @@ Contract (used by the API layer):
 """
 from __future__ import annotations
 
+from .custom import call_with_bprop, has_bprop
+
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +89,9 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
     if lower is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return lower(lifter.b, *values)
+    if is_cell(fn) and has_bprop(fn):
+        values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
+        return call_with_bprop(lifter, fn, values, {})
     if is_cell(fn):
         return _lift_function(lifter, type(fn).construct, specs, fn)
     if inspect.ismethod(fn):

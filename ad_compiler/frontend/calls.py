@@ -20,6 +20,8 @@ user's call, naming the callee and what to write instead.
 """
 from __future__ import annotations
 
+from .custom import call_with_bprop, has_bprop
+
 import builtins
 import inspect
 
@@ -113,6 +115,8 @@ class CallLifter:
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
             return NOT_HANDLED
+        if has_bprop(callee):  # its own adjoint replaces the derived one
+            return call_with_bprop(self, callee, args, kwargs)
         construct = type(callee).construct
         return self.inline_function(construct, [callee, *args], kwargs,
                                     name=f"{type(callee).__name__}.construct", owner=callee)

@@ -8,6 +8,7 @@ gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
 from ..ir import control  # noqa: F401  (the structured ops: if, for, while)
 from ..ad import control as _control_vjps  # noqa: F401  (their adjoints)
+from ..ad import custom as _custom_vjps  # noqa: F401  (Cells with their own bprop)
 from .operations import *  # noqa: F401,F403
 from .operations import __all__ as _operations_all
 from ..api.grad import GradOperation, grad, value_and_grad
