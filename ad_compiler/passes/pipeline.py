@@ -14,10 +14,11 @@ from .dce import dce
 from .fold import fold
 from .fresh import fresh_outputs
 from .licm import licm
+from .loops import simplify_loops
 from .negate import negate
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, licm, cse, dce, fresh_outputs]
+PIPELINE = [fold, simplify, negate, dce, simplify_loops, licm, fold, cse, dce, fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:
