@@ -176,7 +176,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
             # the loop's initial value (the forward loop's own argument is out of scope)
             new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])
                       for j in carried]
-            new_acc = [a if got.get(id(c)) is None else b.add(a, fit(b, got[id(c)], a.type))
+            new_acc = [a if got.get(id(c)) is None else b.add(a, _as_ct(b, got[id(c)], c))
                        for a, c in zip(acc, captures)]
             return new_ct + new_acc, []
         out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,

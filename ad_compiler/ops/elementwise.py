@@ -313,11 +313,17 @@ del _name, _op, _np_fn, _py_fn
 
 # np.asarray rather than .astype: a cast may meet a Python number (a tangent of
 # a float argument fitted to a 0-d float32 output), which has no .astype.
+def _is_inexact(dtype) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
 primitive(
     "cast", view=True, emit="np.asarray({0}, dtype={dtype})", family=F,
     infer=lambda t, *, dtype: t.with_dtype(dtype),
-    vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
-    jvp=lambda b, t, out, x, *, dtype: b.cast(t[0], dtype=dtype),
+    # a cast to an integer or bool dtype (int(v), astype(int)) is a step function:
+    # no gradient flows through it
+    vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x) if _is_inexact(dtype) else None,),
+    jvp=lambda b, t, out, x, *, dtype: b.cast(t[0], dtype=dtype) if _is_inexact(dtype) else None,
     # float64 targets: finite differences cannot see through a float32 rounding
     # (the float32 check still casts float32 inputs up and expects float32 back)
     examples=[ex((2, 3), dtype=np.dtype("float64")), ex(float, dtype=np.dtype("float64"))],

@@ -463,12 +463,7 @@ def bn_swap(u, v):
     return u * 2.0 - v ** 2
 
 
-@case(lambda: (a(0.5, 0.25, 0.1),), tag="float", xfail=wrong(
-    "the branches' types are unified by broadcasting: the taken branch's 0-d z = np.sum(x) "
-    "becomes f64[3] like the other branch's x * 2.0, so the output has three copies and the "
-    "ones-sensitivity triples the gradient (3 instead of 1); SPEC: the gradient is that of the "
-    "path actually taken"))
-@case(lambda: (a(-0.5, 0.25, 0.1),), tag="array")
+# branches giving arrays of different shapes are a compile-time error (test_corpus.py)
 def bn_types_differ(x):
     if np.sum(x) > 0:
         k = 1.5
@@ -555,10 +550,7 @@ def rt_helper_with_return(x):
     return _positive_part(x) * 2.0 + _positive_part(-x)
 
 
-@case(lambda: (a(0.3, 0.4, 0.5),), tag="scalar", xfail=wrong(
-    "the returns' types are unified by broadcasting: the taken return np.sum(x ** 2) (0-d) "
-    "becomes f64[3] like the other return x * 2.0, so the gradient is 3 * 2x instead of 2x"))
-@case(lambda: (a(-0.3, 0.4, -0.5),), tag="array")
+# returns of different shapes are a compile-time error (test_corpus.py)
 def rt_scalar_or_array(x):
     if np.sum(x) > 0:
         return np.sum(x ** 2)
@@ -730,20 +722,14 @@ def fr_range_runtime_bound(x):
     return total
 
 
-LOOP_INVARIANT_FLOAT = (
-    "IRError 'for: loop-carried value ds changes type from float to f64[] in one iteration': "
-    "the reverse loop carries the adjoint of the Python float s (read, not reassigned, in the "
-    "body) as a weak float, but its contribution through an array operation is a strong f64[]")
-
-
-@case(lambda: (a(0.4, -0.9), 0.8), (0, 1), xfail=crash(LOOP_INVARIANT_FLOAT))
+@case(lambda: (a(0.4, -0.9), 0.8), (0, 1))
 def fr_python_float_factor_in_loop(x, s):
     for i in range(3):
         x = x * s + 0.1
     return x
 
 
-@case(lambda: (a(0.4, -0.9, 0.3), 0.8), (0, 1), xfail=crash(LOOP_INVARIANT_FLOAT))
+@case(lambda: (a(0.4, -0.9, 0.3), 0.8), (0, 1))
 def fr_python_float_times_element(x, s):
     total = 0.0
     for i in range(x.shape[0]):
@@ -1322,18 +1308,13 @@ def bi_float(x):
     return x * k
 
 
-@case(lambda: (a(0.5, 0.65, 1.0),), xfail=wrong(
-    "int() is not a constant for the adjoint: the cotangent of k = int(np.sum(x) * 2.0) "
-    "(cast to int: int(2.15) = 2) flows back through int() as through the identity, adding "
-    "2 * 2 to every element of the gradient ([8, 11, 8] instead of [4, 7, 4])"))
+@case(lambda: (a(0.5, 0.65, 1.0),))
 def bi_int(x):
     k = int(np.sum(x) * 2.0)
     return x * k + x[k - 3]
 
 
-@case(lambda: (0.75,), xfail=wrong(
-    "int(s * 10.0) on a Python float passes the gradient through: d/ds gets +10 (11.5 "
-    "instead of 1.5)"))
+@case(lambda: (0.75,))
 def bi_float_of_python_float(s):
     return float(s) * s + int(s * 10.0)
 
@@ -1631,10 +1612,7 @@ def nd_same_array_at_two_positions(x, y):
 
 
 # == a long loop over a Python float ====================================================
-@case(lambda: (0.8,), xfail=crash(
-    "IRError 'for: loop-carried value ds changes type from float to f64[] in one iteration': "
-    "in the reverse loop the adjoint of the Python float s starts as a weak float, and the "
-    "vjp of math.sin/np.sin/math.exp of a value read from s adds a strong f64[] to it"))
+@case(lambda: (0.8,))
 def ll_ten_thousand_iterations(s):
     total = 0.0
     for i in range(10_000):

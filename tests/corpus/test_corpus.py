@@ -226,3 +226,13 @@ def test_adjoint_source_compiles(c):
     source = ms.adjoint_source(c.function, *c.make(), grad_position=c.grad_position)
     compile(source, f"<adjoint of {c.name}>", "exec")
     assert f"def {c.function.__name__}" in source
+
+
+@pytest.mark.parametrize("fn", [corpus.bn_types_differ, corpus.rt_scalar_or_array])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_branches_giving_arrays_of_different_shapes_are_an_error(fn, sign):
+    # broadcasting the 0-d branch would change the function's output (and triple the
+    # gradient of the path taken): the shape must not depend on run-time data
+    from ad_compiler.errors import InvalidOperandError
+    with pytest.raises(InvalidOperandError, match="different shapes"):
+        ms.grad(fn)(sign * np.array([0.5, 0.25, 0.1]))

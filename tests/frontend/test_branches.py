@@ -35,13 +35,18 @@ def test_if_elif_else_with_different_assigned_sets(flow, dtype, shift):
     assert flow.prims(lifted).count("if") == 2
 
 
+def ms_type(dtype, *shape):
+    from ad_compiler.ir.core import AType
+    return AType(shape, np.dtype(dtype))
+
+
 def branch_types(x, flag_value):
     if np.sum(x) > 0:
         y = 1.0             # a Python float here ...
-        z = np.sum(x)       # ... a 0-d array here
+        z = np.sum(x)       # a 0-d array here ...
     else:
         y = x               # ... an array there: y becomes an array in both
-        z = x * 2           # f[] vs f[3]: broadcast
+        z = np.max(x)       # ... and there: same shape, one dtype
     return y * 3, z, flag_value
 
 
@@ -49,12 +54,26 @@ def branch_types(x, flag_value):
 def test_branch_types_unify_by_numpy_promotion_and_broadcasting(flow, dtype, shift):
     x = rng_vec(dtype, 3, shift=shift * 3)
     y, z, tag = branch_types(x, "tag")  # Python keeps each branch's type; the IR one type
-    want = (np.broadcast_to(np.asarray(y, dtype), (3,)),
-            np.broadcast_to(np.asarray(z, dtype), (3,)), tag)
+    want = (np.broadcast_to(np.asarray(y, dtype), (3,)), np.asarray(z, dtype), tag)
     lifted = flow.check(branch_types, x, "tag", want=want)
     ys = [v for v in lifted.function.outputs]
-    assert [v.type.shape for v in ys] == [(3,), (3,)]
+    assert [v.type.shape for v in ys] == [(3,), ()]
     assert {v.type.dtype for v in ys} == {dtype}
+
+
+def arrays_of_two_shapes(x):
+    if np.sum(x) > 0:
+        z = np.sum(x)       # f[] ...
+    else:
+        z = x * 2           # ... vs f[3]: the shape would depend on the data
+    return z
+
+
+def test_branch_arrays_of_different_shapes_are_an_error(flow, dtype):
+    from ad_compiler.errors import InvalidOperandError
+    from ad_compiler.frontend import lift
+    with pytest.raises(InvalidOperandError, match="different shapes"):
+        lift(arrays_of_two_shapes, (ms_type(dtype, 3),))
 
 
 def python_float_branches(a, b):
