@@ -295,7 +295,34 @@ primitive("stop_gradient", view=True, emit="{0}", infer=same_type, nondiff=True,
 primitive("sign", emit="np.sign({0})", infer=elementwise("sign"), nondiff=True, family=F,
           examples=[ex((3,))], aliases=(np.sign,))
 primitive("floor", emit="np.floor({0})", infer=elementwise("floor"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.floor,))
+          examples=[ex((3,))], aliases=(np.floor, math.floor))
+primitive("ceil", emit="np.ceil({0})", infer=elementwise("ceil"), nondiff=True, family=F,
+          examples=[ex((3,))], aliases=(np.ceil, math.ceil))
+# x // y is a step function of both: no gradient
+primitive("floor_divide", emit="{0} // {1}", infer=elementwise("floor_divide"), nondiff=True,
+          family=F, examples=[ex((3,), (3,))], aliases=(np.floor_divide, operator.floordiv))
+
+# x % y = x - y * (x // y): d/dx = 1, d/dy = -(x // y) (away from the jumps)
+primitive(
+    "mod", emit="{0} % {1}", infer=elementwise("mod"), family=F, domain="positive",
+    vjp=lambda b, ct, out, x, y: (b.fit(ct, x), b.fit(b.neg(b.mul(ct, b.floor_divide(x, y))), y)),
+    jvp=lambda b, t, out, x, y: tangent_sum(
+        b, out, t[0], None if t[1] is None else b.neg(b.mul(t[1], b.floor_divide(x, y)))),
+    examples=[ex((3,), (3,))], aliases=(np.mod, np.remainder, operator.mod))
+
+
+@lowering(np.asarray, np.array)
+def lower_asarray(b, a, dtype=None, **_ignored):
+    """``np.asarray(x)`` of a value is the value (cast to ``dtype`` if given);
+    of compile-time data, the array itself."""
+    from ..ir.core import Value
+    if not isinstance(a, Value):
+        if any(isinstance(v, Value) for v in (a if isinstance(a, (list, tuple)) else ())):
+            return b.stack(*[b.const(v) for v in a], axis=0)
+        return b.const(np.asarray(a, dtype=dtype))
+    if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
+        return b.cast(a, dtype=np.dtype(dtype))
+    return a
 
 _COMPARISONS = (
     ("equal", "==", np.equal, operator.eq), ("not_equal", "!=", np.not_equal, operator.ne),

@@ -108,3 +108,14 @@ def lower_dot(b, a, b_, out=None):
             f"np.dot of {xt} and {yt} is not supported (more than 2 dimensions)",
             hint="use np.matmul / @ (batched) or np.tensordot semantics explicitly")
     return b.matmul(x, y)
+
+
+@lowering(np.outer)
+def lower_outer(b, a, v, out=None):
+    """``np.outer``: the flattened ``a`` as a column times the flattened ``v``."""
+    if out is not None:
+        raise UnsupportedOperationError("np.outer(..., out=...) is not supported")
+    a, v = b.const(a), b.const(v)
+    col = b.reshape(a, shape=(b.type_of(a).size, 1))
+    row = b.reshape(v, shape=(b.type_of(v).size,))
+    return b.mul(col, row)

@@ -158,3 +158,45 @@ def lower_max(b, a, axis=None, out=None, keepdims=False, *, keep_dims=None):
 @method("min")
 def lower_min(b, a, axis=None, out=None, keepdims=False, *, keep_dims=None):
     return _reduce(b, "min", a, axis, out, keepdims, keep_dims)
+
+
+# -- variance, standard deviation, truth reductions -----------------------------------
+
+@lowering(np.var)
+@method("var")
+def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """``np.var`` as mean((x - mean(x))**2) / (n - ddof) * n: composed, so differentiable."""
+    x = b.const(a)
+    mu = _reduce(b, "mean", x, axis, out, True, None, dtype)
+    centred = b.sub(x, mu)
+    var = _reduce(b, "mean", b.square(centred), axis, None, keepdims, None, dtype)
+    if ddof:
+        n = b.type_of(x).size // max(1, b.type_of(mu).size)
+        var = b.mul(var, b.const(n / (n - ddof)))
+    return var
+
+
+@lowering(np.std)
+@method("std")
+def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return b.sqrt(lower_var(b, a, axis, dtype, out, ddof, keepdims))
+
+
+for _name in ("all", "any"):
+    primitive(_name, emit=f"{{0}}.{_name}(axis={{axis}}, keepdims={{keepdims}})",
+              array_inputs=True, nondiff=True, family=F,
+              infer=lambda t, *, axis=None, keepdims=False, _n=_name: reduce_infer(_n)(
+                  t, axis=axis, keepdims=keepdims),
+              examples=[ex((2, 3), axis=1, keepdims=False)])
+
+
+@lowering(np.all)
+@method("all")
+def lower_all(b, a, axis=None, out=None, keepdims=False):
+    return _reduce(b, "all", a, axis, out, keepdims, None)
+
+
+@lowering(np.any)
+@method("any")
+def lower_any(b, a, axis=None, out=None, keepdims=False):
+    return _reduce(b, "any", a, axis, out, keepdims, None)
