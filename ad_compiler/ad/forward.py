@@ -18,6 +18,7 @@ from . import rules
 from ..errors import UnsupportedOperationError
 from ..ir.builder import Builder, fit
 from ..ir.clone import clone_block
+from ..ir.control import free_values
 from ..ir.core import Block, Function, Value
 
 
@@ -44,7 +45,8 @@ def _clone_op(b, op, vmap):
 
 def _push_tangent(b, op, tangents: dict) -> None:
     ins = tuple(tangents.get(id(v)) for v in op.inputs)
-    if all(t is None for t in ins):
+    captured = free_values(op) if op.regions else []
+    if all(t is None for t in ins) and not any(id(v) in tangents for v in captured):
         return
     if op.regions:
         raise UnsupportedOperationError(

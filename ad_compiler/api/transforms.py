@@ -11,8 +11,8 @@ import re
 
 import numpy as np
 
-from ..errors import (AdCompilerError, GradRuntimeError, GradValueError, UnresolvedNameError,
-                      UnsupportedSyntaxError)
+from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
+                      UnresolvedNameError, UnsupportedSyntaxError)
 from .grad import Config, GradFunction, _check_bool, _check_positions
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
@@ -145,7 +145,9 @@ def _jvp_entry(fn, args):
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir)
-    entry = lookup_or_build(table_for(fn), ("jvp", signature(args)), build)
+    from ..nn import cell as cell_module
+    key = ("jvp", cell_module.EPOCH, signature(args))  # a Cell change recompiles
+    entry = lookup_or_build(table_for(fn), key, build)
     return entry, flatten(args)
 
 
@@ -216,6 +218,11 @@ def jacrev(fn, grad_position=0, has_aux=False):
     def jacobian(*args):
         pos = _positions(grad_position, len(args))
         value, aux = _split_aux(fn(*args), has_aux)
+        if isinstance(value, (tuple, list, dict)):
+            raise GradTypeError("jacrev needs a function with one array output; this one "
+                                f"returns a {type(value).__name__}",
+                                hint="take the Jacobian of each output separately, or use "
+                                     "has_aux=True to carry the others along")
         out = np.asarray(getattr(value, "asnumpy", lambda: value)())
         grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad"))
         rows = {p: [] for p in pos}
@@ -253,6 +260,9 @@ def jacfwd(fn, grad_position=0, has_aux=False):
                 tangents = [np.zeros_like(a) for a in arrays]
                 tangents[p].flat[k] = 1
                 res = jvp(fn, args, tuple(tangents), has_aux)
+                if isinstance(res[1], (tuple, list, dict)):
+                    raise GradTypeError("jacfwd needs a function with one array output",
+                                        hint="take the Jacobian of each output separately")
                 out_t = np.asarray(_leaf(res[1]))
                 out_shape, aux = out_t.shape, (res[2] if has_aux else None)
                 cols.append(out_t.reshape(-1))

@@ -17,7 +17,7 @@ def clone_block(b, block: Block, vmap: dict) -> list:
     """
     for op in block.ops:
         new_op = Op(op.prim, [vmap.get(id(v), v) for v in op.inputs], dict(op.params), [],
-                    [], op.loc if b.loc is None else b.loc)
+                    [], op.loc if op.loc is not None else b.loc)
         new_op.regions = [_clone_region(r, vmap) for r in op.regions]
         for r in op.results:
             nv = Value(r.type, r.hint, new_op)

@@ -66,3 +66,50 @@ def test_a_numpy_float64_sens_for_a_float32_output_is_a_dtype_error():
     grad_fn = ops.GradOperation(sens_param=True)(f)
     with pytest.raises(TypeError, match="dtype"):
         grad_fn(np.ones(3, np.float32), np.float64(1.0))
+
+
+def branchy(x):
+    if np.sum(x) > 0:
+        return np.sum(np.sin(x))
+    return np.sum(x)
+
+
+def test_forward_mode_through_control_flow_is_a_clear_error_not_a_zero():
+    with pytest.raises(TypeError, match="forward mode"):
+        ms.jvp(branchy, np.array([0.5, 0.2]), np.ones(2))
+
+
+class Scaling(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+
+    def construct(self, x):
+        return x * self.scale
+
+
+def test_jvp_sees_a_changed_cell_attribute():
+    net, x = Scaling(), np.array([1.0, 2.0])
+    assert ms.jvp(net, x, np.ones(2))[0].tolist() == [2.0, 4.0]
+    net.scale = 3.0
+    out, tangent = ms.jvp(net, x, np.ones(2))
+    assert out.tolist() == [3.0, 6.0] and tangent.tolist() == [3.0, 3.0]
+
+
+def test_jacobian_of_a_tuple_output_is_a_clear_error():
+    with pytest.raises(TypeError, match="one array output"):
+        ms.jacrev(lambda x: (x * 2.0, x))(np.ones(2))
+
+
+def looped(x):
+    h = x
+    for _ in range(3):
+        h = np.tanh(h * 2.0)
+    return np.sum(h)
+
+
+def test_backward_statements_in_loops_cite_the_users_line():
+    import inspect
+    source = ms.adjoint_source(looped, np.ones(2))
+    body_line = inspect.getsourcelines(looped)[1] + 3          # h = np.tanh(h * 2.0)
+    assert source.count(f":{body_line}: h = np.tanh(h * 2.0)") >= 2  # forward and backward
