@@ -130,26 +130,34 @@ class GradFunction:
 
 
 def _ndarray_signature(args):
-    """The signature of ``args`` when every one is a plain ndarray, else None."""
+    """The signature of ``args`` when every one is a plain ndarray or a Python float,
+    else None."""
     key = []
     for a in args:
-        if type(a) is not np.ndarray:
+        t = type(a)
+        if t is np.ndarray:
+            key.append((a.dtype, a.shape))
+        elif t is float:
+            key.append(float)
+        else:
             return None
-        key.append((a.dtype, a.shape))
     return tuple(key)
 
 
 def _fast_call(config, entry, args):
     """A direct call of the generated code for the common case, or None.
 
-    When every input is a plain ndarray of at least one dimension, no Parameter is
-    read and only input gradients are returned, the generated function's outputs
+    When every input is a plain ndarray of at least one dimension or a Python float
+    whose gradient the generated code already returns as a Python float, no Parameter
+    is read and only input gradients are returned, the generated function's outputs
     already are the result: one gradient bare, several as a tuple. Any other case
     goes through :func:`packing.pack`.
     """
     if (config.sens or config.has_aux or config.with_value or config.return_ids
             or config.by_list or entry.params or _ndarray_signature(args) is None
-            or any(a.ndim == 0 for a in args)):
+            or any(type(a) is np.ndarray and a.ndim == 0 for a in args)
+            or not all(v.type.weak for v, a in zip(_input_grads(entry), _selected(entry, args))
+                       if type(a) is float)):
         return None
     fn = entry.compiled.fn
     n = len(entry.positions)
@@ -160,6 +168,15 @@ def _fast_call(config, entry, args):
     if n == 1:
         return lambda a: fn(*a)[0]
     return lambda a: fn(*a)
+
+
+def _input_grads(entry):
+    """The IR outputs holding the input gradients (after any value outputs)."""
+    return entry.ir.outputs[entry.n_value_outs:]
+
+
+def _selected(entry, args):
+    return [args[p] for p in entry.positions]
 
 
 def _check_bool(name, value):

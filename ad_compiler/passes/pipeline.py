@@ -18,7 +18,8 @@ from .loops import simplify_loops
 from .negate import negate
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, dce, simplify_loops, licm, fold, cse, dce, fresh_outputs]
+PIPELINE = [fold, simplify, negate, dce, simplify_loops, licm, fold, simplify, cse, dce,
+            fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:
