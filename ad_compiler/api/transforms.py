@@ -35,6 +35,12 @@ def example_from_type(text: str):
         _DTYPES[m.group(1)])
 
 
+def _is_type_string(a) -> bool:
+    """``'f32[2,3]'`` or ``'float'``: an input described by its type; other strings are
+    the function's own (constant) string arguments."""
+    return isinstance(a, str) and (a.strip() == "float" or _TYPE.match(a.strip()) is not None)
+
+
 def _n_inputs(fn) -> int:
     import inspect
     target = fn.construct if hasattr(fn, "construct") else fn
@@ -54,7 +60,8 @@ def compiled_entry(fn, *args, grad_position=0, weights=None, sens_param=False, h
     config = _config(grad_position, weights, sens_param, has_aux)
     gf = GradFunction(fn, config, None if weights is True else weights)
     if args:
-        return gf.entry_for(tuple(example_from_type(a) if isinstance(a, str) else a for a in args))
+        return gf.entry_for(tuple(example_from_type(a) if _is_type_string(a) else a
+                                  for a in args))
     errors = []
     for guess in _GUESSES:
         try:

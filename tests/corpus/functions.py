@@ -262,9 +262,7 @@ def py_if_int_argument(x, n):
 
 
 @case(lambda: (a(0.2, -1.1, 0.6),))
-@case(lambda: (a(0.2, -1.1, 0.6), "square"), tag="square", xfail={"source": (
-    "adjoint_source reads every str argument as a type string ('f32[3]'): GradValueError "
-    "\"cannot read the type 'square'\", so a function with a str argument cannot be shown")})
+@case(lambda: (a(0.2, -1.1, 0.6), "square"), tag="square")
 def py_if_string_mode(x, mode="tanh"):
     if mode == "tanh":
         out = np.tanh(x)
