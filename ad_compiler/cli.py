@@ -57,9 +57,10 @@ def _positions(text: str | None):
 
 
 def cmd_show(ns) -> int:
-    from .api.transforms import compiled_entry
+    from .api.transforms import compiled_entry, example_from_type
     fn = _load(ns.target)
-    args = ns.args.split() if ns.args else ()
+    # on the command line every --args word describes an input's type
+    args = tuple(example_from_type(a) for a in ns.args.split()) if ns.args else ()
     entry = compiled_entry(fn, *args, grad_position=_positions(ns.grad_position),
                            weights=True if ns.weights else None, sens_param=ns.sens)
     if ns.ir:
