@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rules
 from .activity import useful_values, varied_values
 from .reverse import STRUCTURAL_VJP, accumulate, backprop_block
 from ..ir.builder import fit
@@ -176,7 +177,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
             # the loop's initial value (the forward loop's own argument is out of scope)
             new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])
                       for j in carried]
-            new_acc = [a if got.get(id(c)) is None else b.add(a, _as_ct(b, got[id(c)], c))
+            new_acc = [a if got.get(id(c)) is None else _add_into(b, a, got[id(c)], c)
                        for a, c in zip(acc, captures)]
             return new_ct + new_acc, []
         out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,
@@ -188,6 +189,14 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
         accumulate(b, cts, init[j], out[pos])
     for c, ct in zip(captures, out[len(carried):]):
         accumulate(b, cts, c, ct)
+
+
+def _add_into(b, acc, ct, v):
+    """``acc + ct`` for an accumulated cotangent of ``v``; a slice's adjoint is added
+    into ``acc`` itself (rules.ACCUMULATE_INTO), not into a fresh zero array."""
+    into = rules.ACCUMULATE_INTO.get(getattr(ct.producer, "prim", None))
+    merged = into(b, acc, ct) if into is not None else None
+    return merged if merged is not None else b.add(acc, _as_ct(b, ct, v))
 
 
 def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:

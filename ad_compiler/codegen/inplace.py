@@ -30,12 +30,21 @@ _END = float("inf")
 
 def plan(fn: Function) -> dict[int, int]:
     """``{id(op): k}`` for the ops that may write their result into input ``k``."""
-    block = fn.body
-    root = _alias_roots(block)
-    last = _group_last_use(block, root)
-    owned = _owned_buffers(block)
     reuse: dict[int, int] = {}
+    _plan_block(fn.body, set(), reuse)
+    return reuse
+
+
+def _plan_block(block: Block, owned_args: set, reuse: dict) -> None:
+    """Plan ``block``; ``owned_args`` are its arguments whose buffers it may overwrite
+    (a ``for`` body's carried accumulators, see :func:`_owned_carried`)."""
+    root = _alias_roots(block)
+    last = _group_last_use(block, root, owned_args)
+    all_owned, shared = _owned_buffers(block)
+    owned = (all_owned - shared) | owned_args
     for i, op in enumerate(block.ops):
+        if op.prim == "for":
+            _plan_block(op.regions[0], _owned_carried(op, i, all_owned, last, root), reuse)
         if op.regions or len(op.results) != 1:
             continue
         forms = rules.get(op.prim).inplace if op.prim in rules.PRIMITIVES else {}
@@ -46,7 +55,27 @@ def plan(fn: Function) -> dict[int, int]:
             if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i:
                 reuse[id(op)] = k
                 break
-    return reuse
+
+
+def _owned_carried(op, i: int, owned: set, last: dict, root: dict) -> set:
+    """The carried arguments of the ``for`` op (at position ``i``) that its body may
+    overwrite: the initial buffer is ours and dies at the loop, the body does not
+    also capture it, and every iteration yields a fresh buffer for it that goes
+    nowhere else (not stacked into a list, not yielded twice)."""
+    k = op.params["n_carried"]
+    region = op.regions[0]
+    args, init, yields = region.args[1:1 + k], op.inputs[1:1 + k], region.results
+    body_owned, body_shared = _owned_buffers(region)
+    captured = {id(v) for v in free_values(op)}
+    result = set()
+    for j in range(k):
+        v, nxt = init[j], yields[j]
+        fresh = nxt is args[j] or (id(nxt) in body_owned - body_shared)
+        if (id(v) in owned and last[root[id(v)]] == i and id(v) not in captured
+                and sum(x is v for x in op.inputs) == 1 and fresh
+                and sum(y is nxt for y in yields) == 1):
+            result.add(id(args[j]))
+    return result
 
 
 def _alias_roots(block: Block) -> dict[int, int]:
@@ -62,7 +91,7 @@ def _alias_roots(block: Block) -> dict[int, int]:
     return root
 
 
-def _group_last_use(block: Block, root) -> dict[int, float]:
+def _group_last_use(block: Block, root, owned_args=frozenset()) -> dict[int, float]:
     last: dict[int, float] = {}
     for i, op in enumerate(block.ops):
         for v in _uses(op):
@@ -73,7 +102,8 @@ def _group_last_use(block: Block, root) -> dict[int, float]:
     for v in block.results:
         last[root.get(id(v), id(v))] = _END
     for a in block.args:
-        last[root[id(a)]] = _END  # arguments belong to the caller: never overwritten
+        if id(a) not in owned_args:
+            last[root[id(a)]] = _END  # arguments belong to the caller: never overwritten
     return last
 
 
@@ -85,7 +115,8 @@ def _uses(op):
         yield from region.results
 
 
-def _owned_buffers(block: Block) -> set[int]:
+def _owned_buffers(block: Block) -> tuple[set, set]:
+    """(values this block allocates, the ones among all values that if/loops use)."""
     owned = set()
     shared = set()  # used by if/loops: a branch may yield it, a loop may stack it in a list
     for op in block.ops:
@@ -97,4 +128,4 @@ def _owned_buffers(block: Block) -> set[int]:
         for r in op.results:
             if not r.type.weak and r.type.ndim >= 1:
                 owned.add(id(r))
-    return owned - shared
+    return owned, shared

@@ -14,6 +14,8 @@ Invariants:
 """
 from __future__ import annotations
 
+from .comprehensions import desugar_comprehensions
+
 import inspect
 import linecache
 import textwrap
@@ -65,6 +67,8 @@ def parse_function(fn) -> Parsed:
     except (KeyError, TypeError):
         pass
     parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+    if isinstance(parsed.node, gast.FunctionDef):
+        desugar_comprehensions(parsed.node)
     fence(parsed.node, parsed.source)
     try:
         _CACHE[fn] = parsed

@@ -1241,16 +1241,12 @@ def ct_list_argument_indexed_by_counter(x, ws):
     return x
 
 
-@case(lambda: (a(0.3, -0.5),), xfail=crash(
-    "list comprehension is rejected: UnsupportedSyntaxError 'unsupported syntax: list "
-    "comprehension'"))
+@case(lambda: (a(0.3, -0.5),))
 def ct_list_comprehension(x):
     return np.stack([np.sin(v) for v in x]) * x
 
 
-@case(lambda: (a(0.3, -0.5),), xfail=crash(
-    "generator expression is rejected: UnsupportedSyntaxError 'unsupported syntax: generator "
-    "expression'"))
+@case(lambda: (a(0.3, -0.5),))
 def ct_generator_sum(x):
     return sum(v * v for v in x)
 
