@@ -51,12 +51,20 @@ def emit_if(op, ctx) -> list:
 
 
 def _stack_lists(ctx, op, n_carried) -> list:
+    tape = ctx.tapes.get(id(op))
+    if tape is not None:  # one list of tuples (codegen/tapes.py)
+        return [ast.parse(f"{ctx.tape_name(tape)} = []").body[0]]
     return [ast.parse(f"{ctx.name(r)} = []").body[0] for r in op.results[n_carried:]]
 
 
 def _appends(ctx, op, region, n_carried) -> list:
+    values = region.results[n_carried:]
+    tape = ctx.tapes.get(id(op))
+    if tape is not None:
+        items = ", ".join(ctx.name(v) for v in values)
+        return [ast.parse(f"{ctx.tape_name(tape)}.append(({items}))").body[0]]
     return [ast.parse(f"{ctx.name(r)}.append({ctx.name(v)})").body[0]
-            for r, v in zip(op.results[n_carried:], region.results[n_carried:])]
+            for r, v in zip(op.results[n_carried:], values)]
 
 
 def emit_for(op, ctx) -> list:

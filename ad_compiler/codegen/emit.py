@@ -50,7 +50,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
-from . import inplace
+from . import inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -90,6 +90,7 @@ class EmitContext:
         self._last_where = None
         # id(op) -> input whose buffer takes the result
         self._reuse = inplace.plan(fn) if reuse_buffers else {}
+        self.tapes, self._tape_reads = tapes.plan(fn)  # loops whose lists pack in one
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -142,8 +143,13 @@ class EmitContext:
         """The statements of ``block``'s ops (not of its yields: see :meth:`bind`)."""
         out: list = []
         for op in block.ops:
-            out.extend(self._comment(op.loc))
-            out.extend(self._op(op))
+            before = self._last_where
+            comment = self._comment(op.loc)
+            stmts = self._op(op)
+            if not stmts:  # an op that emits nothing (a packed tape read) gets no comment
+                comment, self._last_where = [], before
+            out.extend(comment)
+            out.extend(stmts)
         return out
 
     def bind(self, targets, sources) -> list:
@@ -165,6 +171,9 @@ class EmitContext:
         special = STRUCTURAL_EMIT.get(op.prim)
         if special is not None:
             return special(op, self)
+        tape = self._tape_reads.get(id(op))
+        if tape is not None:
+            return self._tape_read(op, tape)
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         if k is not None:
@@ -174,6 +183,17 @@ class EmitContext:
             return [ast.parse(source).body[0]]
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
+
+    def tape_name(self, tape) -> str:
+        """The one list a packed tape lives in (named after its first list)."""
+        return self.name(tape.lists[0])
+
+    def _tape_read(self, op, tape) -> list:
+        if op is not tape.reads[0]:
+            return []  # bound by the first read's unpacking
+        targets = ", ".join(self.name(r.result) for r in tape.reads)
+        index = self.name(op.inputs[1])
+        return [ast.parse(f"{targets} = {self.tape_name(tape)}[{index}]").body[0]]
 
     # -- expressions -----------------------------------------------------------
     def expr(self, source: str, op=None) -> ast.expr:
