@@ -91,9 +91,10 @@ class GradFunction:
         if not kwargs:
             key = _ndarray_signature(args)
             if key is not None:
-                call = self._fast.get(key)
-                if call is not None:
-                    return call(args)
+                fast = self._fast.get(key)
+                if fast is not None:  # (generated function, one gradient returned bare)
+                    out = fast[0](*args)
+                    return out[0] if fast[1] else out
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
@@ -145,13 +146,13 @@ def _ndarray_signature(args):
 
 
 def _fast_call(config, entry, args):
-    """A direct call of the generated code for the common case, or None.
+    """``(generated function, bare)`` to call directly in the common case, or None.
 
     When every input is a plain ndarray of at least one dimension or a Python float
     whose gradient the generated code already returns as a Python float, no Parameter
     is read and only input gradients are returned, the generated function's outputs
-    already are the result: one gradient bare, several as a tuple. Any other case
-    goes through :func:`packing.pack`.
+    already are the result: one gradient bare (``bare``: take output 0), several as
+    the tuple itself. Any other case goes through :func:`packing.pack`.
     """
     if (config.sens or config.has_aux or config.with_value or config.return_ids
             or config.by_list or entry.params or _ndarray_signature(args) is None
@@ -162,12 +163,10 @@ def _fast_call(config, entry, args):
     fn = entry.compiled.fn
     n = len(entry.positions)
     if config.style == "gradop" and config.positions == "all":
-        return lambda a: fn(*a)
+        return fn, False
     if n == 0:
         return None
-    if n == 1:
-        return lambda a: fn(*a)[0]
-    return lambda a: fn(*a)
+    return fn, n == 1
 
 
 def _input_grads(entry):
