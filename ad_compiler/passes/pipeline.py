@@ -18,7 +18,7 @@ from .loops import simplify_loops
 from .negate import negate
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, dce, simplify_loops, licm, fold, simplify, cse, dce,
+PIPELINE = [fold, simplify, negate, dce, simplify_loops, fold, simplify, licm, cse, dce,
             fresh_outputs]
 
 

@@ -90,3 +90,27 @@ def test_folds_inside_regions_too(ir):
     then = next(op for op in out.body.ops if op.prim == "if").regions[0]
     assert [op.prim for op in then.ops] == ["const", "const", "mul"]
     assert then.ops[1].params["value"] == -2.0
+
+
+def test_constant_factors_merge_when_one_is_a_power_of_two():
+    import numpy as np
+    import ad_compiler  # noqa: F401
+    from ad_compiler.ir.builder import Builder
+    from ad_compiler.ir.core import AType, Function, Value
+    from ad_compiler.ir.interp import interpret
+    from ad_compiler.ir.verifier import verify
+    from ad_compiler.passes.fold import fold
+
+    def build(c1, c2):
+        b = Builder()
+        x = Value(AType((5,), np.dtype(np.float64)), "x")
+        b.block.args = [x]
+        b.block.results = [b.mul(b.const(c1), b.mul(x, b.const(c2)))]
+        return verify(Function("f", b.block))
+
+    x = np.random.default_rng(0).standard_normal(5) * 1e3
+    merged = verify(fold(build(100.0, 2)))
+    assert [op.prim for op in merged.body.ops].count("mul") == 1
+    np.testing.assert_array_equal(interpret(merged, x)[0], 100.0 * (x * 2))  # bit for bit
+    kept = verify(fold(build(3.0, 5.0)))                  # 3 * (x * 5) may round twice
+    assert [op.prim for op in kept.body.ops].count("mul") == 2
