@@ -63,8 +63,8 @@ def _merge_factors(b, op, inputs, values):
             if id(c2) not in values or not (_power_of_two(values[id(c1)])
                                             or _power_of_two(values[id(c2)])):
                 continue
-            product = _evaluate(inner.producer, [values[id(c1)], values[id(c2)]])
-            if product is None or np.size(product) != 1:
+            product = rules.get("mul").impl(values[id(c1)], values[id(c2)])
+            if np.size(product) != 1:
                 continue
             with b.at(op.loc):
                 out = b.emit("mul", a, b.const(product), hint=op.result.hint)
