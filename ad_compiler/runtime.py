@@ -41,6 +41,13 @@ def index_add(acc, index, value):
     return out
 
 
+def index_sub(acc, index, value):
+    """``acc`` with ``acc[index] -= value`` (NumPy's augmented assignment)."""
+    out = np.array(acc, copy=True)
+    out[index] -= value
+    return out
+
+
 def scatter_add(acc, index, value):
     """``acc`` with every selected element of ``value`` added (``np.add.at``): a
     position selected k times receives all k contributions."""

@@ -382,6 +382,8 @@ ADVANCED_UPDATE_EXAMPLES = [
 INPLACE_FORMS = {
     "index_add": lambda srcs, *, index: (
         f"{subscript_source(srcs[0], index, srcs[2:])} += {srcs[1]}"),
+    "index_sub": lambda srcs, *, index: (
+        f"{subscript_source(srcs[0], index, srcs[2:])} -= {srcs[1]}"),
     "scatter_add": lambda srcs, *, index: (
         f"np.add.at({srcs[0]}, {index_source(index, srcs[2:])}, {srcs[1]})"),
     "index_set": lambda srcs, *, index: (
@@ -394,6 +396,27 @@ primitive(
     infer=_update_infer, family=F, vjp=_sum_vjp, jvp=_add_jvp("index_add"),
     inplace={0: INPLACE_FORMS["index_add"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
+)
+
+def _diff_vjp(b, ct, out, acc, v, *dyn, index):
+    """``out = acc - (v at index)``: ``acc`` gets ``ct``, ``v`` minus what it wrote."""
+    written = _written(b, ct, acc, v, dyn, index)
+    return (b.fit(ct, acc), None if written is None else b.neg(written), *_no_cts(dyn))
+
+
+def _sub_jvp(b, t, out, acc, v, *dyn, index):
+    if t[1] is None:
+        return expand_like(b, t[0], out)
+    base = b.zeros(out) if t[0] is None else expand_like(b, t[0], out)
+    return b.emit("index_sub", base, t[1], *dyn, index=index)
+
+
+# acc[index] -= v: what an index_add of a negated value becomes (passes/negate.py)
+primitive(
+    "index_sub", emit=_update_emit("index_sub"), impl=_update_impl(rt.index_sub),
+    infer=_update_infer, family=F, vjp=_diff_vjp, jvp=_sub_jvp,
+    inplace={0: INPLACE_FORMS["index_sub"]},
+    examples=BASIC_UPDATE_EXAMPLES,
 )
 
 primitive(

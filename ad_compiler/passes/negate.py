@@ -9,6 +9,7 @@ change no bit of the result::
     sub(a, neg b) -> add(a, b)          neg(neg a)    -> a
 
     sum(neg a)    -> sub(0.0, sum(a))   mean(neg a)   -> sub(0.0, mean(a))
+    index_add(acc, neg v) -> index_sub(acc, v)   (and index_sub -> index_add)
 
 (Signed zeros included. A reduction's result is not simply negated: for
 ``a = [1, -1]``, ``-(sum a)`` is ``-0`` where ``sum(-a)`` is ``+0``; ``0.0 - s``
@@ -42,6 +43,8 @@ def negate(fn: Function) -> Function:
                 return _through(b, op, inputs)
             if op.prim in ("sum", "mean"):
                 return _reduce(b, op, inputs)
+            if op.prim in _UPDATE_SWAP:
+                return _update(b, op, inputs)
         return None
     return rewrite(fn, rule)
 
@@ -65,6 +68,18 @@ def _through(b, op, inputs):
             if new is not None:
                 return [b.emit("neg", new, hint=op.result.hint)]
     return None
+
+
+_UPDATE_SWAP = {"index_add": "index_sub", "index_sub": "index_add"}
+
+
+def _update(b, op, inputs):
+    """``acc[idx] += -v`` is ``acc[idx] -= v`` (and the other way round)."""
+    inner = _unneg(inputs[1])
+    if inner is None:
+        return None
+    new = _emit(b, op, _UPDATE_SWAP[op.prim], [inputs[0], inner, *inputs[2:]])
+    return None if new is None else [new]
 
 
 def _reduce(b, op, inputs):

@@ -145,3 +145,12 @@ def test_zero_sign_kept_where_the_rewrite_is_exact(ir):
                   lambda b, u, v: b.sub(u, b.neg(v)), lambda b, u, v: b.add(b.neg(u), v)):
         want, got = _bits_after_reciprocal(ir, build, x, y)
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_negated_slice_update_becomes_a_subtracting_update(ir):
+    def build(b, x, y):
+        part = b.emit("getitem", y, index=(slice(1, 3),))
+        return [b.emit("index_add", x, b.neg(part), index=(slice(0, 2),))]
+    fn, new = _negated(ir, build, ir.arr(5), ir.arr(5))
+    assert new.outputs[0].producer.prim == "index_sub"
+    assert "neg" not in ir.prims(new)
