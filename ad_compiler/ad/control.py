@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules
 from .activity import useful_values, varied_values
-from .reverse import STRUCTURAL_VJP, accumulate, backprop_block
+from .reverse import STRUCTURAL_VJP, accumulate, backprop_block, merge_into
 from ..ir.builder import fit
 from ..ir.clone import clone_block
 from ..ir.control import INT, build_for, build_if, free_values
@@ -92,7 +91,7 @@ def vjp_if(b, op, cts, active) -> None:
 
 # -- loops ------------------------------------------------------------------------
 
-def _tape(b, op, region, args) -> list:
+def _tape(op, region, args) -> list:
     """Extend the forward loop ``op`` to stack ``args`` (its body's per-iteration
     inputs); returns the new list results, in the order of ``args``."""
     region.results.extend(args)
@@ -153,7 +152,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
         return
     captures = [v for v in free_values(op) if id(v) in active and _float(v)]
     carried = [j for j, a in enumerate(body_args) if _float(a)]
-    tapes = _tape(b, op, region, list(body_args))
+    tapes = _tape(op, region, list(body_args))
     info: dict = {}
     with b.at(op.loc):
         ct_init = [_as_ct(b, seeds[j], finals[j]) for j in carried]
@@ -194,8 +193,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
 def _add_into(b, acc, ct, v):
     """``acc + ct`` for an accumulated cotangent of ``v``; a slice's adjoint is added
     into ``acc`` itself (rules.ACCUMULATE_INTO), not into a fresh zero array."""
-    into = rules.ACCUMULATE_INTO.get(getattr(ct.producer, "prim", None))
-    merged = into(b, acc, ct) if into is not None else None
+    merged = merge_into(b, acc, ct)
     return merged if merged is not None else b.add(acc, _as_ct(b, ct, v))
 
 
@@ -218,7 +216,7 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
             continue
         for r in rop.results:
             if id(r) in needed and id(r) in forward_of:
-                (tape,) = _tape(None, fwd_op, fwd_region, [forward_of[id(r)]])
+                (tape,) = _tape(fwd_op, fwd_region, [forward_of[id(r)]])
                 read = Op("list_get", [tape, index], {}, [Value(r.type, r.hint)], [], rop.loc)
                 read.results[0].producer = read
                 reads.append(read)

@@ -90,13 +90,17 @@ def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
     if old is None:
         cts[id(v)] = ct
         return
-    for acc, contribution in ((old, ct), (ct, old)):
-        into = rules.ACCUMULATE_INTO.get(getattr(contribution.producer, "prim", None))
-        merged = into(b, acc, contribution) if into is not None else None
-        if merged is not None:
-            cts[id(v)] = merged
-            return
-    cts[id(v)] = b.emit("add", old, ct, hint=_dname(v))
+    merged = merge_into(b, old, ct)
+    if merged is None:
+        merged = merge_into(b, ct, old)
+    cts[id(v)] = merged if merged is not None else b.emit("add", old, ct, hint=_dname(v))
+
+
+def merge_into(b, acc: Value, contribution: Value):
+    """``acc + contribution`` as one update of ``acc`` when the contribution is an
+    update of fresh zeros (``rules.ACCUMULATE_INTO``); None otherwise."""
+    into = rules.ACCUMULATE_INTO.get(getattr(contribution.producer, "prim", None))
+    return into(b, acc, contribution) if into is not None else None
 
 
 def _dname(v: Value) -> str:

@@ -245,7 +245,6 @@ def _check_positions(grad_position):
 
 
 def _check_weights(weights):
-    from ..nn.parameter import Parameter
     from ..tensor import Tensor
     items = weights if isinstance(weights, (list, tuple)) else (weights,)
     for w in items:
