@@ -220,7 +220,7 @@ class EmitContext:
         source = literal(value)
         if source is None:
             hint = op.results[0].hint if op.results and op.results[0].hint else op.prim
-            source = self.entry(value, f"{hint}_{key}")
+            source = self.entry(value, scalar_name(value) or f"{hint}_{key}")
         # parenthesised so that substitution never changes precedence (``{p} ** 2``
         # with p = -2); astor drops the parentheses wherever they are redundant
         return f"({source})"
@@ -253,6 +253,22 @@ def literal(value) -> str | None:
     if isinstance(value, type):
         return value.__name__ if value in (bool, int, float, complex, str) else _numpy_type(value)
     return None
+
+
+def scalar_name(value) -> str | None:
+    """A name that reads as the value of a 0-d real array, or None.
+
+    >>> scalar_name(np.array(1.0)), scalar_name(np.array(-0.25, np.float32))
+    ('f64_1', 'f32_minus_0_25')
+    """
+    if not isinstance(value, np.ndarray) or value.ndim != 0 or value.dtype.kind not in "iuf":
+        return None
+    x = value.item()
+    text = repr(x) if value.dtype.kind != "f" else repr(float(x)).removesuffix(".0")
+    text = text.replace("-", "minus_").replace(".", "_").replace("+", "")
+    if len(text) > 16 or not text.replace("_", "").isalnum():
+        return None  # nan, inf and long fractions keep the generic name
+    return f"{value.dtype.kind}{8 * value.dtype.itemsize}_{text}"
 
 
 def _float(x: float) -> str:
