@@ -25,6 +25,7 @@ from ..errors import GradTypeError, GradValueError
 from ..nn import cell as cell_module
 from . import packing
 from .compiler import build_entry
+from .fastpath import fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
 
 
@@ -49,7 +50,8 @@ class GradFunction:
         self.config = config
         self.weights = weights
         self._entries: dict = {}
-        self._fast: dict = {}   # plain-ndarray signature -> ready call (see _fast_call)
+        self._fast: dict = {}   # plain-ndarray signature -> ready call (see fast_call)
+        self._hot = None        # the last fast call, behind a guard for its signature
         self._epoch = cell_module.EPOCH
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
@@ -67,6 +69,7 @@ class GradFunction:
         """Drop the entries compiled before a Cell changed (here and in the shared cache)."""
         self._entries.clear()
         self._fast.clear()
+        self._hot = None
         if callable(self.fn):
             table_for(self.fn).clear()
         self._epoch = cell_module.EPOCH
@@ -89,10 +92,16 @@ class GradFunction:
         if self._epoch != cell_module.EPOCH:  # a Cell attribute changed since compiling
             self._forget_compiled()
         if not kwargs:
-            key = _ndarray_signature(args)
+            hot = self._hot
+            if hot is not None:
+                out = hot(args)
+                if out is not hot:  # the guard returns itself when the signature differs
+                    return out
+            key = ndarray_signature(args)
             if key is not None:
                 fast = self._fast.get(key)
                 if fast is not None:  # (generated function, one gradient returned bare)
+                    self._hot = guarded(key, fast)
                     out = fast[0](*args)
                     return out[0] if fast[1] else out
         return self._call(args, kwargs)
@@ -111,9 +120,11 @@ class GradFunction:
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
-        fast = _fast_call(self.config, entry, args)
+        fast = fast_call(self.config, entry, args)
         if fast is not None:
-            self._fast[_ndarray_signature(args)] = fast
+            key = ndarray_signature(args)
+            self._fast[key] = fast
+            self._hot = guarded(key, fast)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
@@ -128,54 +139,6 @@ class GradFunction:
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
-
-
-def _ndarray_signature(args):
-    """The signature of ``args`` when every one is a plain ndarray or a Python float,
-    else None."""
-    key = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append((a.dtype, a.shape))
-        elif t is float:
-            key.append(float)
-        else:
-            return None
-    return tuple(key)
-
-
-def _fast_call(config, entry, args):
-    """``(generated function, bare)`` to call directly in the common case, or None.
-
-    When every input is a plain ndarray of at least one dimension or a Python float
-    whose gradient the generated code already returns as a Python float, no Parameter
-    is read and only input gradients are returned, the generated function's outputs
-    already are the result: one gradient bare (``bare``: take output 0), several as
-    the tuple itself. Any other case goes through :func:`packing.pack`.
-    """
-    if (config.sens or config.has_aux or config.with_value or config.return_ids
-            or config.by_list or entry.params or _ndarray_signature(args) is None
-            or any(type(a) is np.ndarray and a.ndim == 0 for a in args)
-            or not all(v.type.weak for v, a in zip(_input_grads(entry), _selected(entry, args))
-                       if type(a) is float)):
-        return None
-    fn = entry.compiled.fn
-    n = len(entry.positions)
-    if config.style == "gradop" and config.positions == "all":
-        return fn, False
-    if n == 0:
-        return None
-    return fn, n == 1
-
-
-def _input_grads(entry):
-    """The IR outputs holding the input gradients (after any value outputs)."""
-    return entry.ir.outputs[entry.n_value_outs:]
-
-
-def _selected(entry, args):
-    return [args[p] for p in entry.positions]
 
 
 def _check_bool(name, value):

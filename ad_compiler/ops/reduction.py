@@ -98,13 +98,13 @@ def _hit_weights(b, out, x, axis, keepdims):
 
 def _extremum(name):
     def vjp(b, ct, out, x, *, axis=None, keepdims=False):
-        # hits * (ct / count): the division runs on the small reduced array, and the
-        # boolean mask multiplies without a cast (3 passes over x instead of 5)
+        # hits * (ct / count): the division runs on the small reduced array. The mask is
+        # cast to ct's dtype first: summing, dividing and multiplying in one float dtype
+        # beats mixing bool, int64 and float (float32 / int64 would even be float64)
         hits = b.equal(x, keep_dims_of(b, out, x, axis, keepdims))
         ct = keep_dims_of(b, ct, x, axis, keepdims)
+        hits = b.cast(hits, dtype=b.type_of(ct).dtype)
         count = b.sum(hits, axis=axis, keepdims=True)
-        if np.result_type(b.type_of(ct).dtype, b.type_of(count).dtype) != b.type_of(ct).dtype:
-            count = b.cast(count, dtype=b.type_of(ct).dtype)  # float32 / int64 would be float64
         return (b.fit(b.mul(hits, b.div(ct, count)), x),)
 
     def jvp(b, t, out, x, *, axis=None, keepdims=False):

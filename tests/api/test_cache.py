@@ -252,3 +252,28 @@ def test_parameters_read_at_call_time_with_ndarray_inputs(api):
     for w in ([2.0, 3.0], [-1.0, 0.5], [4.0, 4.0]):
         net.w.set_data(Tensor(np.array(w)))
         api.assert_grad(gradient_function(x), np.cos(x) * np.array(w), x)
+
+
+def mixed(x, s):
+    return np.sum(np.sin(x) * s)
+
+
+def test_alternating_signatures_each_get_their_own_gradient(api, compiles):
+    """The guarded fast path serves the signature used last; any other signature
+    (shape, dtype, ndarray against float, arity) must miss it, not reuse it."""
+    gradient_function = grad(mixed, (0, 1))
+    a = np.array([0.1, 0.2, 0.3])
+    b32 = np.array([[0.5, -0.5]], dtype=np.float32)
+    other = np.dtype(np.float64).newbyteorder("=")  # an equal dtype, another object
+    assert other == a.dtype and other is not a.dtype
+    calls = [(a, 2.0), (b32, np.array(3.0, np.float32)), (a, 2.0), (a, np.array([1.0, 2.0, 3.0])),
+             (a.astype(other), 2.0), (a, 2.0), (b32, np.array(3.0, np.float32))]
+    for x, s in calls * 2:
+        dx, ds = gradient_function(x, s)
+        api.assert_grad(dx, np.cos(x) * s, x)
+        assert dx.dtype == np.result_type(x.dtype, np.asarray(s).dtype if not isinstance(s, float)
+                                          else x.dtype)
+        np.testing.assert_allclose(np.sum(ds), np.sum(np.sin(x)), rtol=1e-6)
+    assert compiles.count == 3  # (a, float), (b32, 0-d f32), (a, f64[3])
+    with pytest.raises(TypeError):
+        gradient_function(a)
