@@ -53,7 +53,8 @@ class Primitive:
     examples: list = field(default_factory=list)
     domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero
     array_inputs: bool = False     # the template calls methods on its inputs: no Python numbers
-    view: bool = False             # the result may share memory with input 0 (reshape ...)
+    view: bool | Callable = False  # the result may share memory with input 0 (reshape ...);
+    #                                a callable ``view(op) -> bool`` decides per op
     static: tuple = ()             # names of params, for documentation/validation
     family: str = ""
     _impl: Callable | None = None
@@ -82,6 +83,10 @@ class Primitive:
         if self._inplace is None:
             self._inplace = derive_inplace(self.emit) if isinstance(self.emit, str) else {}
         return self._inplace
+
+    def aliases(self, op) -> bool:
+        """Whether ``op``'s result may share memory with its input 0 (see ``view``)."""
+        return self.view(op) if callable(self.view) else self.view
 
     @property
     def impl(self) -> Callable:

@@ -84,7 +84,7 @@ def _alias_roots(block: Block) -> dict[int, int]:
     for op in block.ops:
         prim = rules.PRIMITIVES.get(op.prim)
         for r in op.results:
-            if prim is not None and prim.view and op.inputs:
+            if prim is not None and op.inputs and prim.aliases(op):
                 root[id(r)] = root.get(id(op.inputs[0]), id(op.inputs[0]))
             else:
                 root[id(r)] = id(r)
@@ -123,7 +123,7 @@ def _owned_buffers(block: Block) -> tuple[set, set]:
         if op.regions:
             shared.update(id(v) for v in list(op.inputs) + free_values(op))
         prim = rules.PRIMITIVES.get(op.prim)
-        if prim is None or prim.view or op.prim == "const" or op.regions:
+        if prim is None or prim.aliases(op) or op.prim == "const" or op.regions:
             continue
         for r in op.results:
             if not r.type.weak and r.type.ndim >= 1:

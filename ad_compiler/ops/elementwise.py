@@ -345,7 +345,9 @@ def _is_inexact(dtype) -> bool:
 
 
 primitive(
-    "cast", view=True, emit="np.asarray({0}, dtype={dtype})", family=F,
+    # np.asarray returns its input when the dtype already matches; another dtype is a copy
+    "cast", view=lambda op: op.inputs[0].type.dtype == op.result.type.dtype,
+    emit="np.asarray({0}, dtype={dtype})", family=F,
     infer=lambda t, *, dtype: t.with_dtype(dtype),
     # a cast to an integer or bool dtype (int(v), astype(int)) is a step function:
     # no gradient flows through it

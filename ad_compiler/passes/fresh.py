@@ -22,7 +22,7 @@ _SHARED = {"const", "broadcast_to"}
 def _base(v: Value) -> Value:
     """The value whose memory ``v`` may share (through ``view`` primitives)."""
     while (v.producer is not None and v.producer.prim in rules.PRIMITIVES
-           and v.producer.prim not in _SHARED and rules.get(v.producer.prim).view):
+           and v.producer.prim not in _SHARED and rules.get(v.producer.prim).aliases(v.producer)):
         v = v.producer.inputs[0]
     return v
 

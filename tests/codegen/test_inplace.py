@@ -55,6 +55,19 @@ def test_outputs_and_broadcast_targets_are_not_reused(ir):
     ir.check(fn, np.array([0.1, 0.2, 0.3]), np.ones((2, 3)))
 
 
+def test_a_cast_to_another_dtype_is_a_buffer_a_same_dtype_cast_is_a_view(ir):
+    b, (x, m) = ir.new(("x", ir.arr(3)), ("m", ir.arr(3, dtype="bool")))
+    mask = b.cast(m, dtype=np.dtype("float64"), hint="mask")     # a new array: reusable
+    same = b.cast(x, dtype=np.dtype("float64"), hint="same")     # x itself at run time
+    fn = ir.finish(b, b.mul(mask, x, hint="out"), b.exp(same, hint="e"))
+    src = to_source(fn)[0]
+    assert "mask *= x" in src and "e = np.exp(same)" in src
+    xv = np.array([0.1, 0.2, 0.3])
+    ir.check(fn, xv, np.array([True, False, True]))
+    compile_function(fn).fn(xv, np.array([True, False, True]))
+    np.testing.assert_array_equal(xv, [0.1, 0.2, 0.3])
+
+
 def test_scalars_are_not_buffers(ir):
     b, (x,) = ir.new(("x", ir.arr(3)))
     total = b.sum(x, axis=None, keepdims=False, hint="total")   # a NumPy scalar at run time
