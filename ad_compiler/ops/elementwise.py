@@ -100,7 +100,8 @@ primitive(
 
 primitive(
     "sub", emit="{0} - {1}", infer=elementwise("sub"), family=F,
-    vjp=lambda b, ct, out, x, y: (b.fit(ct, x), b.fit(b.neg(ct), y)),
+    # -fit(ct): when y was broadcast, the negation runs on the reduced cotangent
+    vjp=lambda b, ct, out, x, y: (b.fit(ct, x), b.neg(b.fit(ct, y))),
     jvp=lambda b, t, out, x, y: tangent_sum(b, out, t[0], _maybe(t[1], b.neg)),
     examples=BINARY_EXAMPLES, aliases=(np.subtract, operator.sub),
 )

@@ -16,7 +16,12 @@ change no bit of the result::
 gives ``+0`` in both cases, and the subtraction runs on the small reduced array.)
 
 A pushed-out ``neg`` lands on the op's result, where the next consumer can absorb
-it in turn; the ``neg`` ops left unused are removed by DCE.
+it in turn; the ``neg`` ops left unused are removed by DCE. A ``neg`` moves through
+a ``mul``/``div`` whose result is larger than the negated value (``s * -q`` with
+``q`` a row of sums) only when every use of that result absorbs it, so a small
+negation never becomes a large one::
+
+    d = s * neg(q);  out = a + d     ->     d = s * q;  out = a - d
 """
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ def _unneg(v):
 
 
 def negate(fn: Function) -> Function:
+    absorbed = _absorbed(fn)
+
     def rule(b, op, inputs):
         with b.at(op.loc):
             if op.prim == "neg":
@@ -40,7 +47,7 @@ def negate(fn: Function) -> Function:
             if op.prim in ("add", "sub"):
                 return _add_sub(b, op, inputs)
             if op.prim in _THROUGH:
-                return _through(b, op, inputs)
+                return _through(b, op, inputs, absorbed)
             if op.prim in ("sum", "mean"):
                 return _reduce(b, op, inputs)
             if op.prim in _UPDATE_SWAP:
@@ -59,11 +66,43 @@ def _neg_neg(inputs):
     return [inner] if inner is not None else None
 
 
-def _through(b, op, inputs):
+def _absorbed(fn: Function) -> set:
+    """ids of the values each of whose uses would absorb a negation of it: an ``add``,
+    the right side of a ``sub``, a ``neg``, or a ``mul``/``div`` (on a side a negation
+    moves through) whose own result is absorbed. Outputs and yields absorb nothing."""
+    uses: dict[int, list] = {}
+    blocks = [fn.body] + [r for op in fn.body.walk() for r in op.regions]
+    for block in blocks:
+        for op in block.ops:
+            for i, v in enumerate(op.inputs):
+                uses.setdefault(id(v), []).append((op, i))
+        for v in block.results:
+            uses.setdefault(id(v), []).append((None, None))
+    absorbed: set = set()
+    ops = [op for op in fn.body.walk()]
+    for op in reversed(ops):  # uses come after definitions: decide consumers first
+        for v in op.results:
+            users = uses.get(id(v), [])
+            if users and all(_absorbs(u, i, absorbed) for u, i in users):
+                absorbed.add(id(v))
+    return absorbed
+
+
+def _absorbs(user, i, absorbed) -> bool:
+    if user is None or user.regions:
+        return False
+    if user.prim in ("add", "neg") or (user.prim == "sub" and i == 1):
+        return True
+    return i in _THROUGH.get(user.prim, ()) and id(user.result) in absorbed
+
+
+def _through(b, op, inputs, absorbed):
     for i in _THROUGH[op.prim]:
         inner = _unneg(inputs[i])
-        # only where the neg does not grow: -k * x (k a number, x an array) stays
-        if inner is not None and op.result.type.size <= inner.type.size:
+        # only where the neg does not grow (-k * x, k a number, x an array, stays)
+        # or where every use of the result absorbs it
+        if inner is not None and (op.result.type.size <= inner.type.size
+                                  or id(op.result) in absorbed):
             new = _emit(b, op, op.prim, inputs[:i] + [inner] + inputs[i + 1:], hint=op.prim)
             if new is not None:
                 return [b.emit("neg", new, hint=op.result.hint)]

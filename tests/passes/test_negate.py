@@ -82,6 +82,22 @@ def test_broadcasting_operands(ir):
     assert [_outer(v)[0] for v in new.outputs] == ["mul", "sub"]
 
 
+def test_a_growing_negation_moves_only_where_every_use_absorbs_it(ir):
+    # s * -q, q a row of sums: pushed out when an add takes it (then a sub, no neg at
+    # all); kept on the small q when the product is also returned or exponentiated
+    def build(b, s, q, a):
+        absorbed = b.add(a, b.mul(s, b.neg(q)))
+        d = b.div(b.mul(s, b.neg(q)), a)         # a mul into a div into a sub: absorbed too
+        through = b.sub(a, d)
+        product = b.mul(s, b.neg(q))
+        return [absorbed, through, product, b.add(a, product), b.exp(b.mul(b.neg(q), s))]
+    fn, new = _negated(ir, build, ir.arr(2, 3), ir.arr(2, 1), ir.arr(2, 3))
+    assert [_outer(v)[0] for v in new.outputs] == ["sub", "add", "mul", "add", "exp"]
+    assert _outer(new.outputs[2]) == ("mul", ["arg", "neg"])
+    assert all(v.type.shape == (2, 1) for op in new.body.walk() if op.prim == "neg"
+               for v in op.results)
+
+
 def test_float32_with_python_numbers(ir):
     fn, new = _negated(ir, lambda b, x, k: [b.mul(b.neg(x), k), b.add(b.neg(k), x)],
                        ir.arr(3, dtype="float32"), ir.WEAK_FLOAT)
