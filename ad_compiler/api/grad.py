@@ -50,8 +50,8 @@ class GradFunction:
         self.config = config
         self.weights = weights
         self._entries: dict = {}
-        self._fast: dict = {}   # plain-ndarray signature -> ready call (see fast_call)
-        self._hot = None        # the last fast call, behind a guard for its signature
+        self._fast: dict = {}   # plain-ndarray signature -> its guarded call (fastpath.py)
+        self._hot = None        # the guarded call of the signature used last
         self._epoch = cell_module.EPOCH
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
@@ -99,11 +99,12 @@ class GradFunction:
                     return out
             key = ndarray_signature(args)
             if key is not None:
-                fast = self._fast.get(key)
-                if fast is not None:  # (generated function, one gradient returned bare)
-                    self._hot = guarded(key, fast)
-                    out = fast[0](*args)
-                    return out[0] if fast[1] else out
+                guard = self._fast.get(key)
+                if guard is not None:  # another signature seen before: it becomes the hot one
+                    self._hot = guard
+                    out = guard(args)
+                    if out is not guard:  # (an equal dtype of another identity misses it)
+                        return out
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
@@ -123,8 +124,7 @@ class GradFunction:
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = fast
-            self._hot = guarded(key, fast)
+            self._fast[key] = self._hot = guarded(key, fast)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
