@@ -79,12 +79,6 @@ class _Fence(gast.NodeVisitor):
                         "use a flag variable set before 'break'")
         self.generic_visit(node)
 
-    def visit_Starred(self, node):
-        if isinstance(node.ctx, gast.Store):
-            self.reject(node, "starred assignment target ('a, *rest = ...')",
-                        "index the sequence explicitly: a, rest = t[0], t[1:]")
-        self.generic_visit(node)
-
     def visit_Attribute(self, node):
         if not isinstance(node.ctx, gast.Load):
             self.reject(node, f"assignment to the attribute '.{node.attr}'",

@@ -240,6 +240,10 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
                 mark.name(value, target.id)
             self.frame.scope.bind(target.id, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
+            starred = [k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+            if starred:
+                self.assign_starred(target.elts, starred[0], value, mark)
+                return
             items = self.unpack(value, len(target.elts))
             for sub, item in zip(target.elts, items):
                 self.assign(sub, item, mark)
@@ -248,15 +252,32 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         else:  # attributes and starred targets are fenced
             raise UnsupportedSyntaxError(f"cannot assign to {type(target).__name__}")
 
-    def unpack(self, value, n: int) -> list:
+    def assign_starred(self, elts, k: int, value, mark) -> None:
+        """``a, *rest, z = value``: ``rest`` gets a new list of the middle items."""
+        n_fixed = len(elts) - 1
+        items = self.unpack(value, None)
+        if len(items) < n_fixed:
+            raise InvalidOperandError(f"not enough values to unpack (expected at least "
+                                      f"{n_fixed}, got {len(items)})",
+                                      hint="the names besides the starred one need one "
+                                      "value each")
+        middle = items[k:len(items) - (n_fixed - k)]
+        for sub, item in zip(elts[:k], items[:k]):
+            self.assign(sub, item, mark)
+        self.assign(elts[k].value, self.own(list(middle)), mark)
+        for sub, item in zip(elts[k + 1:], items[len(items) - (n_fixed - k):]):
+            self.assign(sub, item, mark)
+
+    def unpack(self, value, n: int | None) -> list:
+        """The items of ``value`` (exactly ``n`` of them, unless ``n`` is None)."""
         if isinstance(value, Value):
             shape = value.type.shape
-            if not shape or shape[0] != n:
+            if not shape or (n is not None and shape[0] != n):
                 raise InvalidOperandError(
                     f"cannot unpack an array of shape {shape} into {n} names")
-            return [self.index_value(value, i) for i in range(n)]
+            return [self.index_value(value, i) for i in range(shape[0])]
         items = list(value)
-        if len(items) != n:
+        if n is not None and len(items) != n:
             raise InvalidOperandError(f"cannot unpack {len(items)} values into {n} names")
         return items
 

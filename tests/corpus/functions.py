@@ -1151,8 +1151,7 @@ def ct_tuple_index_constant(x):
     return t[0] * t[-1] + t[1]
 
 
-@case(lambda: (a(0.3, 0.8),), f32=True, xfail=crash(
-    "starred assignment target 'first, *rest = items' is rejected (UnsupportedSyntaxError)"))
+@case(lambda: (a(0.3, 0.8),), f32=True)
 def ct_list_build_and_index(x):
     items = [x, x * 2.0, np.exp(x)]
     first, *rest = items

@@ -101,8 +101,8 @@ def sets_attribute(self, x):
     return x
 
 
-def starred_target(t):
-    a, *rest = t  # E:starred
+def starred_too_few(t):
+    a, b, *rest = t  # E:starred
     return a
 
 
@@ -119,13 +119,17 @@ def test_fence_rejects_unsupported_syntax(fn, key):
     assert "unsupported syntax" in message
 
 
-def test_fence_rejects_attribute_assignment_and_starred_target():
+def test_fence_rejects_attribute_assignment():
     with pytest.raises(UnsupportedSyntaxError) as info:
         lift(sets_attribute, (object(), V3))
     check(info, "setattr", UnsupportedSyntaxError)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        lift(starred_target, ((V3, V3, V3),))
-    check(info, "starred", UnsupportedSyntaxError)
+
+
+def test_a_starred_target_with_too_few_values_names_the_line():
+    with pytest.raises(InvalidOperandError) as info:
+        lift(starred_too_few, ((V3,),))
+    assert "not enough values to unpack (expected at least 2, got 1)" in \
+        check(info, "starred", InvalidOperandError, ValueError)
 
 
 def test_fence_runs_before_lowering():

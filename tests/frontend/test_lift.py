@@ -411,3 +411,37 @@ def test_cells_of_their_own_class_are_not_recursion_but_self_calls_are():
     np.testing.assert_allclose(run(lifted, x)[0], ((x + 1) * 2 + 1) * 2 + 1)
     with pytest.raises(RecursionError, match="Loop.construct"):
         lift(Loop(), (V3,))
+
+
+# -- starred assignment targets --------------------------------------------------------
+
+def starred_list(x):
+    items = [x, x * 2.0, np.exp(x)]
+    first, *rest = items
+    rest.append(first)
+    return items[0] * items[-1] + rest[0] * rest[2] + len(rest)
+
+
+def starred_rows(x):
+    a, *mid, z = x
+    return a * z + np.sin(mid[0]) * len(mid)
+
+
+def starred_in_loop_target(x):
+    total = 0.0
+    for *head, last in [(x, 1.0, 2.0), (x * x, 3.0, 4.0)]:
+        total = total + head[0] * last + head[1]
+    return total
+
+
+def starred_empty(x):
+    *none, last = (x,)
+    return last * (len(none) + 1)
+
+
+@pytest.mark.parametrize("fn, arg", [
+    (starred_list, np.array([0.3, 0.8])), (starred_rows, np.arange(8.0).reshape(4, 2) / 8),
+    (starred_in_loop_target, np.array([0.5, -1.5])), (starred_empty, np.array([2.0])),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_starred_targets_take_the_middle_items_as_a_list(flow, fn, arg):
+    flow.check(fn, arg)
