@@ -28,6 +28,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import Value
+from .comprehensions import data_dependent_length, is_comprehension_list
 from .calls import NOT_HANDLED
 from .exprs import holds_value
 from .iterables import (Appender, Iteration, LoopList, enumerated, over_dynamic_range,
@@ -58,6 +59,9 @@ class BuiltinLifter:
         if (owner is not None and id(owner) in self.frozen_ids
                 and _is_builtin_method_of(callee, (list, dict, set))
                 and callee.__name__ not in _READERS):
+            if any(v is owner and is_comprehension_list(n)
+                   for n, v in self.frame.scope.env.items()):
+                raise data_dependent_length(UnsupportedOperationError)
             raise UnsupportedOperationError(
                 f"{type(owner).__name__}.{callee.__name__}() changes a {type(owner).__name__} "
                 "built before this data-dependent branch or loop",

@@ -9,16 +9,44 @@
 
 which the lifter already handles (a loop over an array with an appended list, or
 an unrolled loop over a static list). The loop variables are renamed, so they do
-not leak into the function as in Python 3. Only the simple form is rewritten: one
-``for`` clause, no ``if`` filter, not inside a ``while`` condition or a nested
-function; anything else is left for the fence to reject with its usual message.
-Every new node carries the comprehension's location.
+not leak into the function as in Python 3. Several ``for`` clauses become nested
+loops and ``if`` filters an ``if`` around what follows them::
+
+    [f(a, b) for a in xs if p(a) for b in ys]   ->   for a in xs:
+                                                          if p(a):
+                                                              for b in ys:
+                                                                  tmp.append(f(a, b))
+
+A filter that depends on run-time data makes the list's length data-dependent,
+which the lifter rejects with its usual message about appends under run-time
+branches. Comprehensions in a ``while`` condition, async ones, and dict and set
+comprehensions are left for the fence to reject. Every new node carries the
+comprehension's location.
 """
 from __future__ import annotations
 
 import gast
 
 _BODIES = ("body", "orelse", "finalbody")
+#: the names of the lists comprehensions build start with it (not a valid user name
+#: in practice: a leading underscore and a counter)
+PREFIX = "_comp"
+
+
+def is_comprehension_list(name: str) -> bool:
+    """Whether ``name`` is the list a rewritten comprehension builds."""
+    return name.startswith(PREFIX) and name[len(PREFIX):].isdigit()
+
+
+def data_dependent_length(cls):
+    """The error for a comprehension whose filter or inner ``for`` is inside a loop
+    lifted to a loop op (over range(), array rows ...), which appends one item per
+    iteration, or whose filter depends on run-time data."""
+    return cls("a list comprehension with an 'if' filter or a second 'for' clause over "
+               "range(), array rows or run-time conditions: its length is not one item "
+               "per iteration of a compiled loop",
+               hint="filter and nest over Python lists or tuples (those loops are unrolled), "
+                    "or compute every item and mask with np.where(cond, v, 0.0)")
 
 
 def desugar_comprehensions(node) -> None:
@@ -78,31 +106,39 @@ class _Hoister(gast.NodeTransformer):
         return self._hoist(node)
 
     def _hoist(self, node):
-        if len(node.generators) != 1 or node.generators[0].ifs or node.generators[0].is_async:
+        if any(gen.is_async for gen in node.generators):
             return node
-        gen = node.generators[0]
-        # the iterable runs once, before the loop; the element stays in the loop body,
-        # where a comprehension inside it is rewritten in turn (it may read the variable)
-        gen.iter = self.visit(gen.iter)
-        names = _target_names(gen.target)
-        if names is None:
+        names = [_target_names(gen.target) for gen in node.generators]
+        if any(n is None for n in names):
             return node
+        # the first iterable runs once, before the loops (a comprehension inside it is
+        # hoisted first); the rest, the filters and the element run inside, where
+        # comprehensions are rewritten in turn (they may read the loop variables)
+        node.generators[0].iter = self.visit(node.generators[0].iter)
         k = self.counter[0]
         self.counter[0] += 1
-        tmp = f"_comp{k}"
-        renames = {n: f"{tmp}_{n}" for n in names}
-        target = _Renamer(renames, gast.Store).visit(gen.target)
-        elt = _Renamer(renames, gast.Load).visit(node.elt)
-        append = gast.Expr(value=gast.Call(
+        tmp = f"{PREFIX}{k}"
+        renames = {n: f"{tmp}_{n}" for group in names for n in group}
+        load = _Renamer(renames, gast.Load)
+        inner = [gast.Expr(value=gast.Call(
             func=gast.Attribute(value=_name(tmp, gast.Load()), attr="append", ctx=gast.Load()),
-            args=[elt], keywords=[]))
-        loop = gast.For(target=target, iter=gen.iter, body=[append], orelse=[],
-                        type_comment=None)
+            args=[load.visit(node.elt)], keywords=[]))]
+        new_nodes = list(inner)
+        for i, gen in reversed(list(enumerate(node.generators))):
+            if gen.ifs:   # `for v in xs if a if b` is `for v in xs: if a and b:`
+                test = gen.ifs[0] if len(gen.ifs) == 1 else gast.BoolOp(op=gast.And(),
+                                                                        values=gen.ifs)
+                inner = [gast.If(test=load.visit(test), body=inner, orelse=[])]
+                new_nodes.append(inner[0])
+            iterable = gen.iter if i == 0 else load.visit(gen.iter)
+            inner = [gast.For(target=_Renamer(renames, gast.Store).visit(gen.target),
+                              iter=iterable, body=inner, orelse=[], type_comment=None)]
+            new_nodes.append(inner[0])
         start = gast.Assign(targets=[_name(tmp, gast.Store())],
                             value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
-        for new in (start, loop, append):
-            gast.copy_location(new, node)
-        self.hoisted.extend([start, loop])
+        for new in [start, *new_nodes]:
+            _locate(new, node)
+        self.hoisted.extend([start, inner[0]])
         return gast.copy_location(_name(tmp, gast.Load()), node)
 
 
@@ -129,3 +165,10 @@ class _Renamer(gast.NodeTransformer):
             new = _name(self.renames[node.id], node.ctx)
             return gast.copy_location(new, node)
         return node
+
+
+def _locate(tree, node) -> None:
+    """Give every node of ``tree`` that has no location ``node``'s location."""
+    for n in gast.walk(tree):
+        if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, node)

@@ -26,6 +26,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from .comprehensions import data_dependent_length, is_comprehension_list
 
 
 class Iteration:
@@ -170,6 +171,8 @@ class Appender:
         self.items: list = []
 
     def append(self, value):
+        if self._lifter.depth != self.depth and is_comprehension_list(self.name):
+            raise data_dependent_length(UnsupportedOperationError)
         if self._lifter.depth != self.depth:
             raise UnsupportedOperationError(
                 f"{self.name}.append() in a nested loop, or under a data-dependent condition "

@@ -82,7 +82,24 @@ def nested_comprehensions(x):
     return sum(np.sum(np.stack([a * b for b in x])) for a in x)
 
 
-@pytest.mark.parametrize("fn", [comprehension_over_rows, generator_sum, nested_comprehensions])
+def filtered_over_a_tuple(x):
+    parts = (x, np.sin(x), x * x, np.exp(-x))
+    return sum(np.sum(p * k) for k, p in enumerate(parts) if k != 1)
+
+
+def two_clauses_over_tuples(x):
+    pairs = [a * b for a in (x, 2.0 * x) for b in (np.cos(x), x) if b is not a]
+    return np.sum(np.stack(pairs))
+
+
+def clause_reads_the_previous_one(x):
+    rows = (x, x * x)
+    return sum(np.sum(v * r) for r in rows for v in (r, np.tanh(r)))
+
+
+@pytest.mark.parametrize("fn", [comprehension_over_rows, generator_sum, nested_comprehensions,
+                                filtered_over_a_tuple, two_clauses_over_tuples,
+                                clause_reads_the_previous_one])
 def test_simple_comprehensions_become_loops(fn):
     import ad_compiler as ms
     x = np.array([0.3, -0.5, 0.7])
@@ -103,3 +120,24 @@ def test_comprehension_variables_do_not_leak():
     lifted = lift(f, (AType((2,), np.dtype(np.float64)),))
     from ad_compiler.ir.interp import interpret
     np.testing.assert_allclose(interpret(lifted.function, np.ones(2))[0], f(np.ones(2)))
+
+
+def filtered_by_data(x):
+    return sum([v * v for v in x if v > 0])  # E:filter
+
+
+def nested_over_range(x):
+    return sum([x[i] * x[j] for i in range(3) for j in range(i, 3)])  # E:nested
+
+
+@pytest.mark.parametrize("fn, key", [(filtered_by_data, "filter"), (nested_over_range, "nested")])
+def test_comprehensions_of_data_dependent_length_name_the_comprehension(fn, key):
+    import ad_compiler as ms
+    from ad_compiler.errors import UnsupportedOperationError
+    with pytest.raises(UnsupportedOperationError) as info:
+        ms.grad(fn)(np.array([0.3, -0.5, 0.7]))
+    message = str(info.value)
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+                if text.endswith(f"# E:{key}"))
+    assert f"{__file__}:{line}:" in message and "list comprehension" in message
+    assert "_comp" not in message and "hint:" in message

@@ -73,7 +73,7 @@ def uses_global(x):
 
 
 def uses_comprehension(x):
-    return [x * i for i in range(3) if i > 0]  # E:comprehension
+    return {i: x * i for i in range(3)}  # E:comprehension
 
 
 def uses_fstring(x):
