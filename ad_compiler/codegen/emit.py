@@ -5,9 +5,9 @@ For ``def f(x, y): z = x * np.sin(y); return z.sum()`` (model.py, line 3)::
     def f(x, y):
         # model.py:3: z = x * np.sin(y)
         sin = np.sin(y)
-        z = x * sin
+        sin *= x
         # model.py:4: return z.sum()
-        sum_ = z.sum(axis=None, keepdims=False)
+        sum_ = sin.sum(axis=None, keepdims=False)
         return (sum_,)
 
 Invariants:

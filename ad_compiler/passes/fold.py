@@ -87,6 +87,8 @@ def _const(b, op, value):
 
 def _evaluate(op, args):
     """The op's value on constant ``args``, if it is small and has the op's exact type."""
+    if not isinstance(op.result.type, AType):  # lists (unstack ...) stay symbolic
+        return None
     if op.result.type.size > min(MAX_ELEMENTS, max(np.size(a) for a in args)):
         return None
     try:

@@ -113,3 +113,19 @@ def test_backward_statements_in_loops_cite_the_users_line():
     source = ms.adjoint_source(looped, np.ones(2))
     body_line = inspect.getsourcelines(looped)[1] + 3          # h = np.tanh(h * 2.0)
     assert source.count(f":{body_line}: h = np.tanh(h * 2.0)") >= 2  # forward and backward
+
+
+def squares_stacked(x):
+    ys = []
+    for v in x:
+        ys.append(v * v)
+    return np.stack(ys)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_returning_a_stacked_loop_list_differentiates(dtype):
+    # constant folding once tried to fold the `unstack` of the seed (a list type)
+    x = np.array([1.0, -2.0, 0.5], dtype)
+    g = ms.grad(squares_stacked)(x)
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-6)
+    assert g.dtype == dtype
