@@ -15,25 +15,8 @@ import pytest
 import ad_compiler.ops  # noqa: F401  (registers the primitives)
 from ad_compiler.codegen import STRUCTURAL_EMIT, compile_function
 from ad_compiler.ir import interp, verifier
-from ad_compiler.ir.builder import Builder
-from ad_compiler.ir.core import AType, Block, Function, Op, Value
-
-
-def arr(*shape, dtype="float64") -> AType:
-    return AType(tuple(shape), np.dtype(dtype))
-
-
-def new_function(*args):
-    """A Builder whose block has one argument per ``(hint, AType)`` pair."""
-    b = Builder()
-    values = [Value(t, hint) for hint, t in args]
-    b.block.args.extend(values)
-    return b, values
-
-
-def finish(b, *outputs, name="f") -> Function:
-    b.block.results.extend(outputs)
-    return verifier.verify(Function(name, b.block))
+from ad_compiler.ir.core import Block, Op, Value
+from ad_compiler.testing import arr, finish, new_function
 
 
 def same(got, want) -> None:

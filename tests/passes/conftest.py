@@ -16,30 +16,14 @@ import numpy as np
 import pytest
 
 import ad_compiler.ops  # noqa: F401  (registers the primitives and structured ops)
-from ad_compiler.ir.builder import Builder
-from ad_compiler.ir.core import AType, Function, ListType, Value
+from ad_compiler.ir.core import AType, Function, ListType
 from ad_compiler.ir.interp import interpret
 from ad_compiler.ir.verifier import verify
+from ad_compiler.testing import arr, finish
+from ad_compiler.testing import new_function as new
 
 WEAK_FLOAT = AType.of(1.0)
 WEAK_INT = AType.of(1)
-
-
-def arr(*shape, dtype="float64") -> AType:
-    return AType(tuple(shape), np.dtype(dtype))
-
-
-def new(*args):
-    """A Builder whose block has one argument per ``(hint, AType)`` pair."""
-    b = Builder()
-    values = [Value(t, hint) for hint, t in args]
-    b.block.args.extend(values)
-    return b, values
-
-
-def finish(b, *outputs, name="f") -> Function:
-    b.block.results.extend(outputs)
-    return verify(Function(name, b.block))
 
 
 def prims(fn) -> list:
