@@ -31,7 +31,8 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import UnsupportedOperationError
-from ..ir.core import Value
+from ..ir.core import AType, Value
+from .values import flatten
 
 
 class View:
@@ -53,7 +54,7 @@ class AliasLifter:
 
     # -- recording -------------------------------------------------------------------
     def note_view(self, child, parent, index) -> None:
-        if child is parent or not isinstance(child, Value):
+        if child is parent or not isinstance(child, Value) or self.root(parent) is child:
             return
         self.views[id(child)] = View(child, parent, index)
 
@@ -74,6 +75,29 @@ class AliasLifter:
         if isinstance(value, Value):
             self.foreign.add(id(value))
         return value
+
+    def root(self, value):
+        """The array ``value`` is (a view of a view of ...) a view of."""
+        while isinstance(value, Value) and id(value) in self.views:
+            value = self.views[id(value)].parent
+        return value
+
+    def related(self, a, b) -> bool:
+        """Whether the arrays ``a`` and ``b`` may share memory."""
+        if not (is_array_leaf(a) and is_array_leaf(b)):
+            return False
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return np.shares_memory(a, b)
+        return self.root(a) is self.root(b)
+
+    def held_elsewhere(self, value, frames):
+        """A value held in ``frames`` that may share memory with ``value``, or None."""
+        for frame in frames:
+            for tree in frame.scope.env.values():
+                for leaf in flatten(tree)[0]:
+                    if self.related(leaf, value):
+                        return leaf
+        return None
 
     # -- writing -----------------------------------------------------------------------
     def write(self, old, new) -> None:
@@ -148,9 +172,7 @@ class AliasLifter:
                  "the other, or write before taking the view")
 
     def _check_owned(self, old) -> None:
-        root = old
-        while isinstance(root, Value) and id(root) in self.views:
-            root = self.views[id(root)].parent
+        root = self.root(old)
         if not isinstance(root, Value):
             return
         is_input = any(root is a for a in self.function.body.args)
@@ -245,6 +267,14 @@ class AliasLifter:
                          "before the branch or loop")
             tree[k] = item
         return tree
+
+
+def is_array_leaf(v) -> bool:
+    """An array object that a write in place changes (not a number or NumPy scalar)."""
+    if isinstance(v, Value):
+        t = v.type
+        return isinstance(t, AType) and not t.weak and t.ndim > 0
+    return isinstance(v, np.ndarray)
 
 
 def _contains(tree, value, depth: int = 0) -> bool:

@@ -35,7 +35,7 @@ from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
 from ..ir.names import sanitize
 from . import operators, resolve
-from .alias import AliasLifter
+from .alias import AliasLifter, is_array_leaf
 from .builtin_calls import BuiltinLifter
 from .calls import CallLifter
 from .desugar import Syntax
@@ -205,7 +205,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
             value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
-            if _mutable_array(current) and isinstance(value, Value):
+            if is_array_leaf(current) and isinstance(value, Value):
                 # ``y += v`` on an array writes into it: every name of ``y`` sees it
                 value = operators.in_place_result(self.b, type(node.op), current, value)
                 mark.name(value, target.id)
@@ -360,12 +360,3 @@ def _may_change(array) -> bool:
             return True
         array = array.base
     return False
-
-
-def _mutable_array(value) -> bool:
-    """An ndarray that ``+=`` writes into (not a number or a NumPy scalar, which
-    ``+=`` rebinds)."""
-    if isinstance(value, Value):
-        t = value.type
-        return isinstance(t, AType) and not t.weak and t.ndim > 0
-    return isinstance(value, np.ndarray)
