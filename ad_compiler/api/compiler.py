@@ -11,7 +11,9 @@ import threading
 from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
-from ..errors import GradRuntimeError, GradValueError
+import numpy as np
+
+from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import optimize
 from .signature import Static, flatten, spec_of
@@ -93,9 +95,65 @@ def _leaf_indices(tree):
             yield from _leaf_indices(t)
 
 
+def check_lifted(lifted, has_aux: bool) -> None:
+    """What the compiler differentiates is real numbers: a complex value computed from
+    the inputs is a located error, and so is a function whose output is not numbers."""
+    _check_real(lifted.function)
+    _check_output(lifted, has_aux)
+
+
+def _check_real(function) -> None:
+    for op in function.body.walk():
+        for r in op.results:
+            if getattr(getattr(r.type, "dtype", None), "kind", None) == "c":
+                what = "a complex constant" if op.prim == "const" else \
+                    f"{op.prim} of complex values ({r.type})"
+                raise GradTypeError(
+                    f"{what} is used here; complex values are not differentiated", op.loc,
+                    hint="compute with the real and imaginary parts as separate float arrays")
+
+
+def _check_output(lifted, has_aux: bool) -> None:
+    """The output to differentiate holds only numbers and arrays: a function returning
+    None, a string or another object is a :class:`GradTypeError` at its ``return``."""
+    from ..frontend import Static, tree_leaves
+    tree = lifted.out_tree
+    if has_aux and isinstance(tree, (tuple, list)) and len(tree) >= 2:
+        tree = tree[0]  # the aux outputs that follow may be anything
+    for leaf in tree_leaves(tree):
+        if isinstance(leaf, Static) and not _is_real_number(leaf.value):
+            what = _describe(leaf.value, lifted)
+            if leaf is not tree:
+                what = f"a {type(tree).__name__} holding {what}"
+            raise GradTypeError(
+                f"{lifted.function.name}() returns {what}; the function "
+                "to differentiate must return a Tensor, an ndarray or a float (or a tuple, list "
+                "or dict of them)", lifted.loc,
+                hint="return the value to differentiate; with has_aux=True other outputs may "
+                     "follow it: return loss, extra")
+
+
+def _is_real_number(v) -> bool:
+    from ..tensor import unwrap
+    v = unwrap(v)
+    if isinstance(v, (bool, int, float)):
+        return True
+    return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "fiub"
+
+
+def _describe(v, lifted) -> str:
+    if v is None:
+        return "None" if lifted.loc is not lifted.function.loc else \
+            "None (it has no return statement)"
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}" + ("..." if len(v) > 40 else "")
+    return f"{type(v).__name__} {v!r}"[:80]
+
+
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
     lifted = lift(fn, tuple(spec_of(a) for a in args))
+    check_lifted(lifted, config.has_aux)
     _, _, slots = flatten(args)
     positions = select_positions(config, slots, args)
     weight_list = resolve_weights(config, weights, fn, lifted.params)

@@ -20,6 +20,8 @@ Contract (used by the API layer):
 * ``lifted.out_tree`` is the returned structure; Value leaves are indices into
   ``lifted.function.outputs``, other leaves :class:`Static`.
 * ``lifted.n_inputs`` is the number of AType leaves.
+* ``lifted.loc`` is where the result comes from: the top-level function's last
+  ``return`` lifted, else its ``def`` (or lambda) line.
 * ``fn`` is lifted through its lowering if it has one (a gradient function, an
   op object), else as a Cell (``type(fn).construct`` with ``self`` bound), a
   bound method, or a plain function: the same order as calls inside lifted code.
@@ -56,6 +58,7 @@ class Lifted:
     params: list
     out_tree: Any
     n_inputs: int
+    loc: Any = None
 
 
 def lift(fn, arg_specs) -> Lifted:
@@ -68,7 +71,8 @@ def lift(fn, arg_specs) -> Lifted:
     out_tree = build_out_tree(result, outputs)
     lifter.function.body.results.extend(outputs)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
-    return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs)
+    return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
+                  lifter.return_loc or lifter.function.loc)
 
 
 def _check_result(result, loc) -> None:
