@@ -188,7 +188,15 @@ def resolve_weights(config, weights, fn, lifted_params) -> list:
         trainable = getattr(fn, "trainable_params", None)
         if callable(trainable):
             return list(trainable())
-        return [p for p in lifted_params if getattr(p, "requires_grad", True)]
+        found = [p for p in lifted_params if getattr(p, "requires_grad", True)]
+        if not found:
+            name = getattr(fn, "__qualname__", type(fn).__name__)
+            raise GradValueError(
+                f"weight gradients were asked for (get_by_list=True) without weights, and "
+                f"{name} is not a Cell and reads no trainable Parameter: there are no weights "
+                "to differentiate", hint="pass the weights, GradOperation(get_by_list=True)"
+                "(fn, weights), or use get_by_list=False for the gradients of the inputs")
+        return found
     if isinstance(weights, (list, tuple)):
         return list(weights)
     return [weights]

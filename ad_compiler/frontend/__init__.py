@@ -43,7 +43,7 @@ from ..errors import GradTypeError, UnsupportedOperationError
 from ..ir.core import AType, Function
 from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
-from .resolve import GlobalScope, Scope, is_cell, local_names
+from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves
 from .to_ssa import Lifter
 
@@ -97,7 +97,7 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return call_with_bprop(lifter, fn, values, {})
     if is_cell(fn):
-        return _lift_function(lifter, type(fn).construct, specs, fn)
+        return _lift_function(lifter, construct_of(fn), specs, fn)
     if inspect.ismethod(fn):
         return _lift_function(lifter, fn.__func__, specs, fn.__self__)
     if inspect.isfunction(fn):
