@@ -190,16 +190,23 @@ def resolve_weights(config, weights, fn, lifted_params) -> list:
             return list(trainable())
         found = [p for p in lifted_params if getattr(p, "requires_grad", True)]
         if not found:
-            name = getattr(fn, "__qualname__", type(fn).__name__)
-            raise GradValueError(
-                f"weight gradients were asked for (get_by_list=True) without weights, and "
-                f"{name} is not a Cell and reads no trainable Parameter: there are no weights "
-                "to differentiate", hint="pass the weights, GradOperation(get_by_list=True)"
-                "(fn, weights), or use get_by_list=False for the gradients of the inputs")
+            raise _no_weights(fn)
         return found
     if isinstance(weights, (list, tuple)):
         return list(weights)
     return [weights]
+
+
+
+def _no_weights(fn) -> GradValueError:
+    """get_by_list=True without weights, on a function that reads no Parameter: nothing to
+    differentiate (as grad(fn, None, None) is an error), not a silent empty tuple."""
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return GradValueError(
+        f"weight gradients were asked for (get_by_list=True) without weights, and {name} is "
+        "not a Cell and reads no trainable Parameter: there are no weights to differentiate",
+        hint="pass the weights, GradOperation(get_by_list=True)(fn, weights), differentiate a "
+             "Cell, or ask for input gradients only (get_by_list=False)")
 
 
 __all__ = ["Entry", "build_entry", "Static"]
