@@ -120,7 +120,10 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         bound = sig.bind(*head, *specs)
     except TypeError as exc:
         raise GradTypeError(f"{fn.__qualname__}() cannot take {len(specs)} arguments: {exc}",
-                            lifter.function.loc) from None
+                            lifter.function.loc,
+                            hint=f"call the gradient function with the inputs of "
+                                 f"{fn.__qualname__}{_shown_signature(sig, head)} (with "
+                                 "sens_param=True, then the sensitivity)") from None
     args = list(head)
     for name, spec in list(bound.arguments.items())[len(head):]:
         value = spec_to_values(spec, name, lifter.new_arg)
@@ -130,6 +133,11 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
     owner = None if self_obj is _SELF else self_obj
     return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
                             (id(fn.__code__), id(owner)), fn.__qualname__)
+
+
+def _shown_signature(sig, head) -> inspect.Signature:
+    """``sig`` without the parameters bound already (``self``)."""
+    return sig.replace(parameters=list(sig.parameters.values())[len(head):])
 
 
 def _function_name(fn) -> str:
