@@ -66,18 +66,21 @@ def _import(path: Path):
     sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
-    except SyntaxError as exc:
+    except (Exception, SystemExit) as exc:
         sys.modules.pop(spec.name, None)
-        raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}; fix the file "
-                         "and run again") from None
-    except OSError as exc:
-        sys.modules.pop(spec.name, None)
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (Exception, SystemExit) as exc:  # the module's own code failed while importing
-        sys.modules.pop(spec.name, None)
-        raise UsageError(f"importing {path} failed{_where(exc, path)}: {type(exc).__name__}: "
-                         f"{_one_line(exc)}; fix the module so that it imports") from None
+        raise UsageError(_import_failure(exc, path)) from None
     return module
+
+
+def _import_failure(exc: BaseException, path: Path) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}; fix the file and run again"
+    where = _where(exc, path)
+    if isinstance(exc, OSError) and not where:  # the file itself could not be read
+        return f"cannot read {path}: {exc.strerror or exc}"
+    # the module's own code failed while it was imported
+    return (f"importing {path} failed{where}: {type(exc).__name__}: {_one_line(exc)}; fix the "
+            "module so that it imports")
 
 
 def _where(exc: BaseException, path: Path) -> str:
@@ -166,12 +169,23 @@ def _check_call(fn, args: tuple, positions) -> None:
                          f"input(s), numbered from 0")
 
 
+def _check_weights(fn, entry) -> None:
+    """``--weights`` needs Parameters: a Cell's, or those a function reads."""
+    from .nn.cell import Cell
+    if not isinstance(fn, Cell) and not any(p.requires_grad for p in entry.params):
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+        raise UsageError(f"--weights: {name} is not a Cell and reads no trainable Parameter, so "
+                         "it has no weights to differentiate; leave out --weights")
+
+
 def cmd_show(ns) -> int:
     from .api.transforms import compiled_entry
     positions = _positions(ns.grad_position)
     args = _types(ns.args)
     fn = _load(ns.target)
     _check_call(fn, args, positions)
+    if ns.weights:
+        _check_weights(fn, compiled_entry(fn, *args, grad_position=positions))
     entry = compiled_entry(fn, *args, grad_position=positions,
                            weights=True if ns.weights else None, sens_param=ns.sens)
     if ns.ir:

@@ -23,6 +23,7 @@ EXTRA = {
     "cli_bad_syntax": "import numpy as np\n\n\ndef f(x)\n    return x\n",
     "cli_import_fails": "import numpy as np\n\nSCALE = 2.0\nRATIO = SCALE / 0\n\n\ndef f(x):\n"
                         "    return x\n",
+    "cli_needs_data": "import numpy as np\n\nDATA = np.load('weights.npy')\n",
     "cli_cells": '''\
 import numpy as np
 import ad_compiler as ms
@@ -90,6 +91,9 @@ CASES = {
     "syntax-error": (["cli_bad_syntax.py:f"], ["cli_bad_syntax.py:4: syntax error", "fix the file"]),
     "import-fails": (["cli_import_fails.py:f"],
                      ["importing cli_import_fails.py failed at line 4: ZeroDivisionError"]),
+    "import-reads-missing-data": (["cli_needs_data.py:f"],
+                                  ["importing cli_needs_data.py failed at line 3: "
+                                   "FileNotFoundError", "weights.npy"]),
     "missing-file": (["missing.py:f"], ["cannot read missing.py: no such file"]),
     "directory": ([".:f"], ["cannot read .: it is a directory"]),
     "missing-name": (["cli_model.py:nothing"],
@@ -105,6 +109,9 @@ CASES = {
                                ["building Broken() failed: RuntimeError: no device found"]),
     "not-callable": (["cli_cells.py:CONST"], ["cli_cells.py:CONST is an int, not a function"]),
     "plain-class": (["cli_cells.py:Plain"], ["cli_cells.py:Plain is a class, not a function"]),
+    "weights-of-a-function": (["cli_model.py:scaled_wave", "--weights", "--args", "f32[3] f32[3]"],
+                              ["--weights: scaled_wave is not a Cell and reads no trainable "
+                               "Parameter", "leave out --weights"]),
 }
 
 
