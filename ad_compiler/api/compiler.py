@@ -95,11 +95,16 @@ def _leaf_indices(tree):
             yield from _leaf_indices(t)
 
 
-def check_lifted(lifted, has_aux: bool) -> None:
+def check_lifted(lifted, has_aux: bool, fn) -> None:
     """What the compiler differentiates is real numbers: a complex value computed from
     the inputs is a located error, and so is a function whose output is not numbers."""
     _check_real(lifted.function)
-    _check_output(lifted, has_aux)
+    _check_output(lifted, has_aux, _display_name(fn))
+
+
+def _display_name(fn) -> str:
+    """How the user calls ``fn``: ``f``, ``<lambda>``, ``Net`` for a Cell."""
+    return getattr(fn, "__name__", type(fn).__name__)
 
 
 def _check_real(function) -> None:
@@ -113,7 +118,7 @@ def _check_real(function) -> None:
                     hint="compute with the real and imaginary parts as separate float arrays")
 
 
-def _check_output(lifted, has_aux: bool) -> None:
+def _check_output(lifted, has_aux: bool, name: str) -> None:
     """The output to differentiate holds only numbers and arrays: a function returning
     None, a string or another object is a :class:`GradTypeError` at its ``return``."""
     from ..frontend import Static, tree_leaves
@@ -126,7 +131,7 @@ def _check_output(lifted, has_aux: bool) -> None:
             if leaf is not tree:
                 what = f"a {type(tree).__name__} holding {what}"
             raise GradTypeError(
-                f"{lifted.function.name}() returns {what}; the function "
+                f"{name}() returns {what}; the function "
                 "to differentiate must return a Tensor, an ndarray or a float (or a tuple, list "
                 "or dict of them)", lifted.loc,
                 hint="return the value to differentiate; with has_aux=True other outputs may "
@@ -153,7 +158,7 @@ def _describe(v, lifted) -> str:
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
     lifted = lift(fn, tuple(spec_of(a) for a in args))
-    check_lifted(lifted, config.has_aux)
+    check_lifted(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
     positions = select_positions(config, slots, args)
     weight_list = resolve_weights(config, weights, fn, lifted.params)

@@ -140,6 +140,10 @@ def vjp(fn, *inputs, has_aux=False):
     out, aux = _split_aux(value, has_aux)
 
     def vjp_fn(*v):
+        if not v or len(v) == 1 and v[0] is None:
+            raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {'None' if v else 'nothing'}",
+                                hint="pass an array of the output's shape and dtype, e.g. "
+                                     "vjp_fn(np.ones_like(out))")
         return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
 
@@ -184,7 +188,7 @@ def jvp(fn, inputs, v, has_aux=False):
     from .packing import _value
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled), (leaves, kinds, _) = _jvp_entry(fn, args)
-    check_lifted(lifted, has_aux)
+    check_lifted(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *t_leaves)

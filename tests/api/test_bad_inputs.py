@@ -167,6 +167,30 @@ def test_output_that_is_not_numbers_is_a_type_error_at_the_return(fn, phrase, li
     assert err.loc.file == __file__ and err.loc.line == line_of(fn, line_text)
 
 
+class Labels(nn.Cell):
+    def construct(self, x):
+        return "label"
+
+
+RETURNS_NONE = lambda x: None  # noqa: E731
+
+
+@pytest.mark.parametrize("fn, name, line_text", [
+    (RETURNS_NONE, "<lambda>() returns None;", "lambda x: None"),
+    (Labels(), "Labels() returns the string 'label'", 'return "label"'),
+], ids=["lambda", "Cell"])
+def test_output_error_names_the_function_as_the_user_wrote_it(fn, name, line_text):
+    err = _raises(TypeError, lambda: grad(fn)(np.ones(2)), name)
+    assert err.loc.file == __file__
+    with open(__file__) as source:
+        assert line_text in source.read().splitlines()[err.loc.line - 1]
+
+
+def test_vjp_fn_of_none_is_a_type_error():
+    _, vjp_fn = ms.vjp(doubled, np.ones(2))
+    _raises(TypeError, lambda: vjp_fn(None), "vjp_fn(v) needs the cotangent v, got None")
+
+
 def test_vjp_of_a_function_returning_none_fails_when_differentiated():
     _, vjp_fn = ms.vjp(returns_text, np.ones(2))
     _raises(TypeError, lambda: vjp_fn(np.ones(2)), "returns the string 'done'")
