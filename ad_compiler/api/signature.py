@@ -81,18 +81,22 @@ def _collect(x, leaves, kinds) -> None:
 
 def signature(args) -> tuple:
     """The hashable abstract signature of ``args`` (see the module docstring)."""
-    sig = []
-    for i, a in enumerate(args):
-        try:
-            sig.append(_sig(a))
-        except _Refused as r:
-            raise r.error(f"argument {i}") from None
-    return tuple(sig)
+    try:
+        return tuple(_sig(a) for a in args)
+    except _Refused:
+        raise _locate(enumerate(args), " {}").error() from None
 
 
 #: dtype kinds an array input may have: floating point (differentiated), and
 #: integers and bools (their gradients are cast, as MindSpore does)
-_NUMERIC_KINDS = frozenset("fiub")
+_NUMERIC_KINDS = "fiub"
+#: the native-order dtypes of those kinds: one set lookup accepts them
+_NUMERIC_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["AllFloat"] + np.typecodes["AllInteger"] + "?"
+                            if np.dtype(c).kind in _NUMERIC_KINDS)
+
+
+#: constants that are never refused (checked first: an Iterator check costs more)
+_PLAIN_STATICS = frozenset((int, bool, str, type(None)))
 
 
 def _sig(x):
@@ -103,17 +107,25 @@ def _sig(x):
         if kind == VALUE:
             return (VALUE, x.type)
         arr = x.asnumpy() if kind == TENSOR else x
-        if arr.dtype.kind not in _NUMERIC_KINDS or (kind == ARRAY and type(x) is not np.ndarray):
+        dtype = arr.dtype
+        if (dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC_KINDS
+                or kind == ARRAY and type(x) is not np.ndarray):
             raise _Refused(x)
-        return (kind, arr.dtype, arr.shape)
+        return (kind, dtype, arr.shape)
     t = type(x)
     if t in (tuple, list):
-        return (t, tuple(_within(i, _sig, item) for i, item in enumerate(x)))
+        try:
+            return (t, tuple(_sig(i) for i in x))
+        except _Refused:
+            raise _locate(enumerate(x), "[{}]") from None
     if t is dict:
-        return (dict, tuple((k, _within(repr(k), _sig, v)) for k, v in x.items()))
+        try:
+            return (dict, tuple((k, _sig(v)) for k, v in x.items()))
+        except _Refused:
+            raise _locate(((repr(k), v) for k, v in x.items()), "[{}]") from None
     if t in (set, frozenset):
         return ("static", frozenset, frozenset(x))
-    if t is complex or isinstance(x, Iterator):
+    if t not in _PLAIN_STATICS and (t is complex or isinstance(x, Iterator)):
         raise _Refused(x)
     try:
         hash(x)
@@ -126,13 +138,16 @@ def _sig(x):
     return ("static", t, x)
 
 
-def _within(key, fn, x):
-    """``fn(x)`` for an item of a container; a refusal notes the item's index or key."""
-    try:
-        return fn(x)
-    except _Refused as r:
-        r.path.insert(0, f"[{key}]")
-        raise
+def _locate(items, key_format: str) -> "_Refused":
+    """The refusal of the first refused entry of ``items`` ((key, value) pairs), with its
+    key noted (run only on the error path, so signatures stay cheap)."""
+    for key, value in items:
+        try:
+            _sig(value)
+        except _Refused as r:
+            r.path.insert(0, key_format.format(key))
+            return r
+    raise AssertionError("no refused entry")  # pragma: no cover
 
 
 _ACCEPTED = ("accepted: real floating-point Tensors, ndarrays and scalars (differentiated), "
@@ -147,9 +162,9 @@ class _Refused(Exception):
         self.x = x
         self.path: list = []
 
-    def error(self, where: str) -> GradTypeError:
+    def error(self) -> GradTypeError:
         what, hint = refusal(self.x)
-        return GradTypeError(f"{where}{''.join(self.path)} is {what}; {_ACCEPTED}", hint=hint)
+        return GradTypeError(f"argument{''.join(self.path)} is {what}; {_ACCEPTED}", hint=hint)
 
 
 def refusal(x) -> tuple[str, str]:
