@@ -55,9 +55,9 @@ def flatten_sens(sens, entry) -> list:
 def _check_sens(s, t, i):
     arr = unwrap(s)
     if not _is_real_number(arr):
-        raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: the "
-                            f"sensitivity of output {i} must be an array of its shape {t.shape} "
-                            f"and dtype {t.dtype}")
+        raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: "
+                            f"the sensitivity of output {i} must be an array of its shape "
+                            f"{t.shape} and dtype {t.dtype}")
     if type(arr) in (int, float, bool):  # Python numbers only: np.float64 is checked as an array
         if t.shape != ():
             raise GradRuntimeError(f"sens[{i}] is a scalar but output {i} has shape {t.shape}: "

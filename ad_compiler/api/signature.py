@@ -91,10 +91,8 @@ def signature(args) -> tuple:
 #: integers and bools (their gradients are cast, as MindSpore does)
 _NUMERIC_KINDS = "fiub"
 #: the native-order dtypes of those kinds: one set lookup accepts them
-_NUMERIC_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["AllFloat"] + np.typecodes["AllInteger"] + "?"
+_NUMERIC_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"]
                             if np.dtype(c).kind in _NUMERIC_KINDS)
-
-
 #: constants that are never refused (checked first: an Iterator check costs more)
 _PLAIN_STATICS = frozenset((int, bool, str, type(None)))
 

@@ -141,7 +141,8 @@ def vjp(fn, *inputs, has_aux=False):
 
     def vjp_fn(*v):
         if not v or len(v) == 1 and v[0] is None:
-            raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {'None' if v else 'nothing'}",
+            given = "None" if v else "nothing"
+            raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {given}",
                                 hint="pass an array of the output's shape and dtype, e.g. "
                                      "vjp_fn(np.ones_like(out))")
         return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]

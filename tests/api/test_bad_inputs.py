@@ -95,7 +95,8 @@ def identity_sum(x):
 
 @pytest.mark.parametrize("args, where", [
     ((np.ones(2), (np.ones(2), np.array([1j]))), "argument 1[1] is an ndarray of dtype complex128"),
-    ((np.ones(2), {"w": np.array([1.0], dtype=object)}), "argument 1['w'] is an ndarray of dtype object"),
+    ((np.ones(2), {"w": np.array([1.0], dtype=object)}),
+     "argument 1['w'] is an ndarray of dtype object"),
     ((np.ones(2), [[1.0, 2j]]), "argument 1[0][1] is a complex number"),
 ])
 def test_refusal_inside_a_container_names_the_entry(args, where):
@@ -268,7 +269,8 @@ def test_sens_none_is_a_type_error(call):
     _raises(TypeError, lambda: call(g), "sens is None", "sens_param=True", "np.ones_like(out)")
 
 
-@pytest.mark.parametrize("sens, what", [("a", "a str"), (np.array([1j, 1j]), "an array of dtype complex128"),
+@pytest.mark.parametrize("sens, what", [("a", "a str"),
+                                        (np.array([1j, 1j]), "an array of dtype complex128"),
                                         ((None,), "None")])
 def test_sens_that_is_not_a_real_array_is_a_type_error(sens, what):
     g = GradOperation(sens_param=True)(doubled)
@@ -281,7 +283,8 @@ def test_sens_that_is_not_a_real_array_is_a_type_error(sens, what):
 def test_jvp_tangent_of_the_wrong_shape_names_it():
     _raises(ValueError, lambda: ms.jvp(doubled, np.ones(2), np.ones(3)),
             "tangent v has shape (3,) but the input has shape (2,)")
-    _raises(ValueError, lambda: ms.jvp(weighted, (np.ones(2), np.ones(2)), (np.ones(2), np.ones(3))),
+    inputs, tangents = (np.ones(2), np.ones(2)), (np.ones(2), np.ones(3))
+    _raises(ValueError, lambda: ms.jvp(weighted, inputs, tangents),
             "tangent v[1] has shape (3,) but inputs[1] has shape (2,)")
 
 
