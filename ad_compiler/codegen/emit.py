@@ -49,7 +49,7 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace
+from ..ir.names import Namespace, one_line
 from . import inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
@@ -304,11 +304,11 @@ class Comment(ast.stmt):
 
 
 def comment_text(loc) -> str:
-    """``model.py:12: z = x * y`` for the user's line at ``loc``."""
-    lines = loc.text.strip().splitlines()  # a comment must stay on one line
-    text = lines[0].strip() if lines else ""
+    """``model.py:12: z = x * y`` for the user's line at ``loc``, escaped to one line
+    (the file name and the line are text from outside: they never become code)."""
+    text = loc.text.strip()
     head = f"{os.path.basename(loc.file)}:{loc.line}"
-    return f"{head}: {text}" if text else head
+    return one_line(f"{head}: {text}" if text else head)
 
 
 def assign(targets: list, value: ast.expr) -> ast.stmt:
