@@ -6,8 +6,9 @@ names) goes through one of the two functions here:
 
 * :func:`sanitize` turns a hint into an ASCII identifier: NFKC-normalised first
   (Python normalises identifiers the same way when it parses source, so ``ｘ``
-  and ``x`` would otherwise be one variable), accents dropped, every other run
-  of characters outside ``[A-Za-z0-9_]`` replaced by ``_``, ``v_`` before a
+  and ``x`` would otherwise be one variable), accents dropped, a letter of
+  another script spelled by its Unicode name (``σ`` is ``sigma``), every other
+  run of characters outside ``[A-Za-z0-9_]`` replaced by ``_``, ``v_`` before a
   leading digit, ``v`` for a hint with nothing left. :class:`Namespace` then
   adds ``_`` to a reserved name and a counter to a taken one, so the names it
   hands out are unique as written and therefore unique after NFKC.
@@ -18,8 +19,8 @@ names) goes through one of the two functions here:
 >>> ns = Namespace()
 >>> ns.fresh('x'), ns.fresh('x'), ns.fresh('sum'), ns.fresh(None), ns.fresh('1bad')
 ('x', 'x_1', 'sum_', 'v', 'v_1bad')
->>> ns.fresh('ｘ'), ns.fresh('w²'), ns.fresh('x\\nimport os'), ns.fresh('for'), ns.fresh('é')
-('x_2', 'w2', 'x_import_os', 'for_', 'e')
+>>> ns.fresh('ｘ'), ns.fresh('w²'), ns.fresh('x\\nimport os'), ns.fresh('for'), ns.fresh('dσ')
+('x_2', 'w2', 'x_import_os', 'for_', 'dsigma')
 >>> one_line('m\\nraise SystemExit.py\\u2028')
 'm\\\\nraise SystemExit.py\\\\u2028'
 """
@@ -58,13 +59,24 @@ def sanitize(hint: str | None) -> str:
     if not hint:
         return "v"
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(hint)))
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    plain = "".join(_spelled(c) for c in decomposed if not unicodedata.combining(c))
     name = _NOT_IDENTIFIER.sub("_", plain)
     if name.strip("_") == "" and name != hint:
         return "v"  # nothing of the hint survived (only symbols, or another script)
     if name[0].isdigit():
         name = "v_" + name
     return name
+
+
+def _spelled(c: str) -> str:
+    """An ASCII character as it is; a letter of another script by its Unicode name
+    (``σ`` is ``sigma``, ``Δ`` is ``Delta``) when that name ends in a plain word."""
+    if c.isascii() or not c.isalpha():
+        return c
+    word = unicodedata.name(c, "").partition(" WITH ")[0].rpartition(" ")[2]  # ø: O WITH STROKE
+    if not (word.isascii() and word.isalpha()):
+        return c
+    return word.capitalize() if c.isupper() else word.lower()
 
 
 def is_reserved(name: str) -> bool:

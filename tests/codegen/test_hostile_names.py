@@ -105,7 +105,8 @@ def assert_safe_ir(text: str) -> None:
 @pytest.mark.parametrize("hint, name", [
     ("x", "x"), ("ｘ", "x"), ("ｍｕｌ", "mul"), ("w²", "w2"), ("ﬁ", "fi"), ("é", "e"),
     ("x\nimport os", "x_import_os"), ("a b-c", "a_b_c"), ("1a", "v_1a"), ("", "v"),
-    (None, "v"), ("λ", "v"), ("٣", "v"), ("_", "_"), ("layer.w", "layer_w")])
+    (None, "v"), ("λ", "lamda"), ("dσ", "dsigma"), ("Δ", "Delta"), ("ø", "o"), ("中文", "v"),
+    ("٣", "v"), ("_", "_"), ("layer.w", "layer_w")])
 def test_sanitize_gives_ascii_identifiers_after_nfkc(hint, name):
     assert sanitize(hint) == name
 
@@ -332,6 +333,19 @@ def test_cell_class_names():
     source = ms.adjoint_source(cls(), "f64[3]")
     assert_safe_source(source)
     assert source.startswith("def Net2_import_os_grad(x):")
+
+
+def greek(x):
+    α = np.sin(x)
+    β = α * x
+    return np.sum(β * α)
+
+
+def test_non_ascii_variables_of_the_source_are_spelled_out():
+    close(ms.grad(greek)(X), fd(greek, [X], 0))
+    source = ms.adjoint_source(greek, "f64[3]")
+    assert_safe_source(source)
+    assert "alpha = np.sin(x)" in source
 
 
 # -- determinism across processes -------------------------------------------------------
