@@ -20,6 +20,11 @@ Invariants:
   builtin, ``np``, ``math``, the function's own name or another entry. Arguments
   are named first, so the user's argument names come out unchanged when valid and
   unique.
+* Nothing from outside the user's function source becomes code: every
+  identifier is an ASCII name from that :class:`Namespace` (Parameter names,
+  dict keys, function names are only hints to it), every comment is written
+  through :func:`~ad_compiler.ir.names.one_line`, every string param through
+  ``repr``.
 * Each op becomes one statement, ``name = <primitive template>``; an op with
   regions becomes the statements its :data:`STRUCTURAL_EMIT` entry returns. The
   function always returns a tuple of its outputs, so callers index uniformly.
@@ -298,17 +303,20 @@ def _numpy_type(t: type) -> str | None:
 # -- nodes and writing -----------------------------------------------------------
 
 class Comment(ast.stmt):
-    """A ``# text`` line; astor writes it, the compiler never sees a node for it."""
+    """A ``# text`` line; astor writes it, the compiler never sees a node for it.
+
+    Its text is written through :func:`~ad_compiler.ir.names.one_line`: a file
+    name or source line holding a line break stays inside the comment.
+    """
 
     _fields = ("text",)
 
 
 def comment_text(loc) -> str:
-    """``model.py:12: z = x * y`` for the user's line at ``loc``, escaped to one line
-    (the file name and the line are text from outside: they never become code)."""
+    """``model.py:12: z = x * y`` for the user's line at ``loc`` (escaped when written)."""
     text = loc.text.strip()
     head = f"{os.path.basename(loc.file)}:{loc.line}"
-    return one_line(f"{head}: {text}" if text else head)
+    return f"{head}: {text}" if text else head
 
 
 def assign(targets: list, value: ast.expr) -> ast.stmt:
@@ -328,7 +336,7 @@ class _Writer(astor.SourceGenerator):
     """astor's generator plus :class:`Comment` lines and ``return (a,)`` with parentheses."""
 
     def visit_Comment(self, node):
-        self.statement(node, "# " + node.text)
+        self.statement(node, "# " + one_line(node.text))
 
     def visit_Return(self, node):
         if not isinstance(node.value, ast.Tuple):
