@@ -278,6 +278,27 @@ def test_cell_attribute_names_that_are_twins():
     assert_safe_source(ms.adjoint_source(net, "f64[3]", weights=weights))
 
 
+class Shadow(nn.Cell):
+    """An array attribute named like the local it is multiplied into, after NFKC."""
+
+    def __init__(self):
+        super().__init__()
+        setattr(self, "ｍｕｌ", np.array([0.5, 0.25, 2.0]))
+        self.mul = np.array([2.0, 8.0, -1.0])
+
+    def construct(self, x):
+        mul = x * getattr(self, "ｍｕｌ")
+        return np.sum(np.sin(mul) * self.mul)
+
+
+def test_an_attribute_twin_of_a_local_is_not_that_local():
+    # 'ｍｕｌ = mul_value' then 'mul = x * mul' used to read x * x: a wrong gradient
+    net = Shadow()
+    a, b = getattr(net, "ｍｕｌ"), net.mul
+    close(ms.grad(net)(X), fd(lambda x: np.sum(np.sin(x * a) * b), [X], 0))
+    assert_safe_source(ms.adjoint_source(net, "f64[3]"))
+
+
 # -- dict keys ------------------------------------------------------------------------
 
 KEYS = ["ｘ", "x", "w²", "w2", "", "\n", "for", "d_x", "ｄ＿ｘ"]
