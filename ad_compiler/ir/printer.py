@@ -9,9 +9,10 @@ Example (``def f(x): return x * np.sin(x)`` at line 3 of model.py)::
     }
 
 Names are assigned deterministically in definition order from value hints, by
-the same :class:`~.names.Namespace` as generated code (ASCII identifiers). The
-function's name, params and ``@file:line`` are escaped by :func:`~.names.one_line`,
-so text from outside (a file name with a newline) never breaks a line.
+the same :class:`~.names.Namespace` as generated code (ASCII identifiers). Each
+op line and the function's header go through :func:`~.names.one_line`, so text
+from outside (a file name or an object's repr holding a newline) never breaks
+a line.
 """
 from __future__ import annotations
 
@@ -33,10 +34,6 @@ class _Names:
 
 
 def format_param(value) -> str:
-    return one_line(_param_text(value))
-
-
-def _param_text(value) -> str:
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, np.ndarray):
@@ -57,8 +54,8 @@ def _op_line(op, names) -> str:
     types = ", ".join(str(v.type) for v in op.results)
     comment = f"  # {types}" if types else "  #"
     if op.loc is not None:
-        comment += f"  @{one_line(op.loc)}"
-    return f"{text:<40}{comment}"
+        comment += f"  @{op.loc}"
+    return one_line(f"{text:<40}{comment}")
 
 
 def _block_lines(block, names, indent) -> list[str]:
@@ -78,7 +75,7 @@ def _block_lines(block, names, indent) -> list[str]:
 def format_function(fn) -> str:
     names = _Names()
     args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
-    lines = [f"func {one_line(fn.name)}({args}) {{"]
+    lines = [one_line(f"func {fn.name}({args}) {{")]
     lines.extend(_block_lines(fn.body, names, 1))
     lines.append("  return " + ", ".join(names(v) for v in fn.outputs))
     lines.append("}")

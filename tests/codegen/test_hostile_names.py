@@ -354,6 +354,9 @@ def test_cell_class_names():
     source = ms.adjoint_source(cls(), "f64[3]")
     assert_safe_source(source)
     assert source.startswith("def Net2_import_os_grad(x):")
+    ir_text = ms.adjoint_ir(cls(), "f64[3]")
+    assert_safe_ir(ir_text)
+    assert ir_text.startswith("func Ｎｅｔ²\\nimport os_grad(%x: f64[3]) {")
 
 
 def greek(x):
