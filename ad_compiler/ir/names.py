@@ -58,6 +58,7 @@ def sanitize(hint: str | None) -> str:
     """
     if not hint:
         return "v"
+    # NFKC is what Python's parser applies; NFKD then splits accents off letters
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(hint)))
     plain = "".join(_spelled(c) for c in decomposed if not unicodedata.combining(c))
     name = _NOT_IDENTIFIER.sub("_", plain)
