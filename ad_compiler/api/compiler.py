@@ -99,23 +99,35 @@ def check_lifted(lifted, has_aux: bool, fn) -> None:
     """What the compiler differentiates is real numbers: a complex value computed from
     the inputs is a located error, and so is a function whose output is not numbers."""
     _check_real(lifted.function)
-    _check_output(lifted, has_aux, _display_name(fn))
+    name = _display_name(fn)
+    if any(_is_complex(v) for v in lifted.function.outputs):  # a complex Parameter returned
+        raise GradTypeError(f"{name}() returns a complex value; complex values are not "
+                            "differentiated", lifted.loc, hint=_SPLIT)
+    _check_output(lifted, has_aux, name)
 
 
 def _display_name(fn) -> str:
-    """How the user calls ``fn``: ``f``, ``<lambda>``, ``Net`` for a Cell."""
-    return getattr(fn, "__name__", type(fn).__name__)
+    """How the user wrote ``fn``: ``f``, ``<lambda>``, ``Net.construct`` for a Cell."""
+    name = getattr(fn, "__name__", None)
+    return name if name is not None else f"{type(fn).__name__}.construct"
+
+
+_SPLIT = "compute with the real and imaginary parts as separate float arrays"
+
+
+def _is_complex(value) -> bool:
+    return getattr(getattr(value.type, "dtype", None), "kind", None) == "c"
 
 
 def _check_real(function) -> None:
     for op in function.body.walk():
         for r in op.results:
-            if getattr(getattr(r.type, "dtype", None), "kind", None) == "c":
+            if _is_complex(r):
                 what = "a complex constant" if op.prim == "const" else \
                     f"{op.prim} of complex values ({r.type})"
                 raise GradTypeError(
                     f"{what} is used here; complex values are not differentiated", op.loc,
-                    hint="compute with the real and imaginary parts as separate float arrays")
+                    hint=_SPLIT)
 
 
 def _check_output(lifted, has_aux: bool, name: str) -> None:

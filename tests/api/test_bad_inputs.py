@@ -122,6 +122,28 @@ def rotates(x):
     return np.abs(np.sum(z))
 
 
+class ComplexWeight(nn.Cell):
+    def __init__(self, returned):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([1j, 2.0])), name="w")
+        self.returned = returned
+
+    def construct(self, x):
+        if self.returned:
+            return self.w
+        return np.abs(np.sum(x * self.w))
+
+
+@pytest.mark.parametrize("returned, phrase, line_text", [
+    (False, "mul of complex values (c128[2]) is used here", "x * self.w"),
+    (True, "ComplexWeight.construct() returns a complex value", "return self.w"),
+], ids=["used", "returned"])
+def test_complex_parameter_is_a_located_type_error(returned, phrase, line_text):
+    err = _raises(TypeError, lambda: grad(ComplexWeight(returned))(np.ones(2)), phrase,
+                  "complex values are not differentiated")
+    assert err.loc.line == line_of(ComplexWeight.construct, line_text)
+
+
 def test_integer_and_bool_scalars_stay_constants():
     g = GradOperation(get_all=True)(scale_by)(np.array([1.0, -2.0]), np.int64(3), np.bool_(True))
     assert len(g) == 1
@@ -178,7 +200,7 @@ RETURNS_NONE = lambda x: None  # noqa: E731
 
 @pytest.mark.parametrize("fn, name, line_text", [
     (RETURNS_NONE, "<lambda>() returns None;", "lambda x: None"),
-    (Labels(), "Labels() returns the string 'label'", 'return "label"'),
+    (Labels(), "Labels.construct() returns the string 'label'", 'return "label"'),
 ], ids=["lambda", "Cell"])
 def test_output_error_names_the_function_as_the_user_wrote_it(fn, name, line_text):
     err = _raises(TypeError, lambda: grad(fn)(np.ones(2)), name)
