@@ -48,11 +48,18 @@ def _load(target: str):
     from .nn.cell import Cell
     if isinstance(obj, type) and issubclass(obj, Cell):
         return _build(obj, path, name)
-    if isinstance(obj, type) or not callable(obj):
-        what = "a class" if isinstance(obj, type) else _a(type(obj).__name__)
-        raise UsageError(f"{path}:{name} is {what}, not a function or a Cell"
+    if not _compilable(obj):
+        what = "a class" if isinstance(obj, type) else f"of type {type(obj).__name__}"
+        raise UsageError(f"{path}:{name} is {what}, not a Python function or a Cell"
                          + _defined_in(module))
     return obj
+
+
+def _compilable(obj) -> bool:
+    """A function or method with Python source, a Cell, or a gradient function."""
+    from .nn.cell import Cell
+    return (inspect.isfunction(obj) or inspect.ismethod(obj) or isinstance(obj, Cell)
+            or not isinstance(obj, type) and callable(getattr(obj, "__ad_lower__", None)))
 
 
 def _import(path: Path):
@@ -111,10 +118,6 @@ def _build(cls, path: str, name: str):
     except Exception as exc:
         raise UsageError(f"building {name}() failed: {type(exc).__name__}: {_one_line(exc)}") \
             from None
-
-
-def _a(noun: str) -> str:
-    return ("an " if noun[:1] in "aeiou" else "a ") + noun
 
 
 def _positions(text: str | None):

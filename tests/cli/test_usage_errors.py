@@ -28,6 +28,7 @@ EXTRA = {
 import numpy as np
 import ad_compiler as ms
 from ad_compiler import nn
+from numpy import sqrt
 
 
 class Sized(nn.Cell):
@@ -108,8 +109,10 @@ CASES = {
                               "net = Sized(...)"]),
     "cell-constructor-fails": (["cli_cells.py:Broken"],
                                ["building Broken() failed: RuntimeError: no device found"]),
-    "not-callable": (["cli_cells.py:CONST"], ["cli_cells.py:CONST is an int, not a function"]),
-    "plain-class": (["cli_cells.py:Plain"], ["cli_cells.py:Plain is a class, not a function"]),
+    "not-callable": (["cli_cells.py:CONST"], ["CONST is of type int, not a Python function"]),
+    "plain-class": (["cli_cells.py:Plain"], ["Plain is a class, not a Python function"]),
+    "numpy-function": (["cli_cells.py:sqrt"], ["sqrt is of type ufunc, not a Python function"]),
+    "module": (["cli_cells.py:np"], ["np is of type module, not a Python function"]),
     "weights-of-a-function": (["cli_model.py:scaled_wave", "--weights", "--args", "f32[3] f32[3]"],
                               ["--weights: scaled_wave is not a Cell and reads no trainable "
                                "Parameter", "leave out --weights"]),
@@ -147,6 +150,19 @@ def test_a_failed_import_leaves_no_half_module(capsys, monkeypatch, project):
     monkeypatch.chdir(project)
     assert main(["show", "cli_import_fails.py:f"]) == 2
     assert "cli_import_fails" not in sys.modules
+
+
+def test_a_gradient_function_can_be_shown(capsys, monkeypatch, project):
+    (project / "cli_second.py").write_text("import numpy as np\nimport ad_compiler as ms\n\n\n"
+                                           "def cube(x):\n    return np.sum(x ** 3)\n\n\n"
+                                           "dcube = ms.grad(cube)\n")
+    monkeypatch.chdir(project)
+    try:
+        code = main(["show", "cli_second.py:dcube", "--args", "f64[2]"])
+    finally:
+        sys.modules.pop("cli_second", None)
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "" and out.startswith("def ")
 
 
 def test_an_exception_the_function_raises_is_located_with_status_1(capsys, monkeypatch, project):
