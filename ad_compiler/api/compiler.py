@@ -95,15 +95,20 @@ def _leaf_indices(tree):
             yield from _leaf_indices(t)
 
 
-def check_lifted(lifted, has_aux: bool, fn) -> None:
-    """What the compiler differentiates is real numbers: a complex value computed from
-    the inputs is a located error, and so is a function whose output is not numbers."""
-    _check_real(lifted.function)
-    name = _display_name(fn)
-    if any(_is_complex(v) for v in lifted.function.outputs):  # a complex Parameter returned
-        raise GradTypeError(f"{name}() returns a complex value; complex values are not "
-                            "differentiated", lifted.loc, hint=_SPLIT)
-    _check_output(lifted, has_aux, name)
+def check_real(lifted, fn) -> None:
+    """What the compiler differentiates is real numbers: a complex value computed in the
+    function (or a complex Parameter it returns) is a :class:`GradTypeError` at its line."""
+    for op in lifted.function.body.walk():
+        for r in op.results:
+            if _is_complex(r):
+                what = "a complex constant" if op.prim == "const" else \
+                    f"{op.prim} of complex values ({r.type})"
+                raise GradTypeError(
+                    f"{what} is used here; complex values are not differentiated", op.loc,
+                    hint=_SPLIT)
+    if any(_is_complex(v) for v in lifted.function.outputs):
+        raise GradTypeError(f"{_display_name(fn)}() returns a complex value; complex values "
+                            "are not differentiated", lifted.loc, hint=_SPLIT)
 
 
 def _display_name(fn) -> str:
@@ -119,18 +124,7 @@ def _is_complex(value) -> bool:
     return getattr(getattr(value.type, "dtype", None), "kind", None) == "c"
 
 
-def _check_real(function) -> None:
-    for op in function.body.walk():
-        for r in op.results:
-            if _is_complex(r):
-                what = "a complex constant" if op.prim == "const" else \
-                    f"{op.prim} of complex values ({r.type})"
-                raise GradTypeError(
-                    f"{what} is used here; complex values are not differentiated", op.loc,
-                    hint=_SPLIT)
-
-
-def _check_output(lifted, has_aux: bool, name: str) -> None:
+def check_output(lifted, has_aux: bool, fn) -> None:
     """The output to differentiate holds only numbers and arrays: a function returning
     None, a string or another object is a :class:`GradTypeError` at its ``return``."""
     from ..frontend import Static, tree_leaves
@@ -143,7 +137,7 @@ def _check_output(lifted, has_aux: bool, name: str) -> None:
             if leaf is not tree:
                 what = f"a {type(tree).__name__} holding {what}"
             raise GradTypeError(
-                f"{name}() returns {what}; the function "
+                f"{_display_name(fn)}() returns {what}; the function "
                 "to differentiate must return a Tensor, an ndarray or a float (or a tuple, list "
                 "or dict of them)", lifted.loc,
                 hint="return the value to differentiate; with has_aux=True other outputs may "
@@ -170,7 +164,8 @@ def _describe(v, lifted) -> str:
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
     lifted = lift(fn, tuple(spec_of(a) for a in args))
-    check_lifted(lifted, config.has_aux, fn)
+    check_real(lifted, fn)
+    check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
     positions = select_positions(config, slots, args)
     weight_list = resolve_weights(config, weights, fn, lifted.params)

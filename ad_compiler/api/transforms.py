@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
-from .compiler import check_lifted
+from .compiler import check_output, check_real
 from .grad import Config, GradFunction, _check_bool, _check_positions, check_callable
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
 
@@ -159,6 +159,7 @@ def _jvp_entry(fn, args):
 
     def build():
         lifted = lift(fn, tuple(spec_of(a) for a in args))
+        check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir)
@@ -189,7 +190,7 @@ def jvp(fn, inputs, v, has_aux=False):
     from .packing import _value
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled), (leaves, kinds, _) = _jvp_entry(fn, args)
-    check_lifted(lifted, has_aux, fn)
+    check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *t_leaves)
