@@ -33,7 +33,6 @@ from ..ad import rules
 from ..errors import InvalidOperandError, UnsupportedOperationError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
-from ..ir.names import sanitize
 from . import operators, resolve
 from .alias import AliasLifter, is_array_leaf
 from .builtin_calls import BuiltinLifter
@@ -87,6 +86,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
         self.depth = 0                  # how many data-dependent regions enclose this point
         self.syntax = Syntax()
+        self.return_loc = None          # the top-level function's last 'return' lifted
         self.current_stmt = None
         self.init_aliases()
 
@@ -101,7 +101,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         v = self._param_values.get(id(param))
         if v is None:
             from ..tensor import unwrap
-            hint = sanitize(getattr(param, "name", None) or "param")
+            hint = str(getattr(param, "name", None) or "param")
             v = self.new_arg(AType.of(np.asarray(unwrap(param))), hint)
             self.params.append(param)
             self._param_values[id(param)] = v
@@ -219,6 +219,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.store_item(target, container, index, value)
 
     def visit_Return(self, node):
+        if len(self.frames) == 1:
+            self.return_loc = self.frame.source.loc(node)
         self.frame.result = None if node.value is None else self.expr(node.value)
         self.frame.signal = "return"
 
