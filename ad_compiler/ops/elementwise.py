@@ -314,12 +314,13 @@ primitive(
 
 @lowering(np.asarray, np.array)
 def lower_asarray(b, a, dtype=None, **_ignored):
-    """``np.asarray(x)`` of a value is the value (cast to ``dtype`` if given);
-    of compile-time data, the array itself."""
+    """``np.asarray(x)`` of a value is the value (cast to ``dtype`` if given), of a
+    nested list of values their stack; of compile-time data, the array itself."""
+    from ..ir.builder import holds_value
     from ..ir.core import Value
+    if isinstance(a, (list, tuple)) and holds_value(a):
+        a = b.const(a)   # a (nested) list of values: their stack
     if not isinstance(a, Value):
-        if any(isinstance(v, Value) for v in (a if isinstance(a, (list, tuple)) else ())):
-            return b.stack(*[b.const(v) for v in a], axis=0)
         return b.const(np.asarray(a, dtype=dtype))
     if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
         return b.cast(a, dtype=np.dtype(dtype))

@@ -215,7 +215,9 @@ def _stack_infer(*types: AType, axis) -> AType:
     shape = list(types[0].shape)
     (ax,) = normalize_axis(axis, len(shape) + 1)
     shape.insert(ax, len(types))
-    return AType(tuple(shape), promote(*types).dtype, False)
+    # np.stack makes an array of each item first: a Python number is a float64/int64/bool
+    # array there, not a weak scalar (np.stack([np.float32(1), 2.0]) is float64)
+    return AType(tuple(shape), np.result_type(*(t.dtype for t in types)), False)
 
 
 def _stack_vjp(b, ct, out, *xs, axis):
