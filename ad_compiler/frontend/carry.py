@@ -37,6 +37,23 @@ class Retry(Exception):
         self.promote, self.why, self.result = promote or {}, why, result
 
 
+class ShapeChange(InvalidOperandError):
+    """A carried value has another shape after an iteration than before it, so its
+    shape after the loop depends on how many times the loop ran (see
+    :meth:`~.loops.LoopLifter.visit_For`). ``number``: it is a Python number that
+    becomes an array (which the loop may carry as that array from the start)."""
+
+    def __init__(self, name, t0, t1, number: bool):
+        super().__init__(
+            f"the variable {_shown(name)} changes shape in the loop: {t0} before an "
+            f"iteration, {t1} after it, so its shape after the loop would depend on how "
+            "many times the loop runs",
+            hint=f"give {_shown(name)} its final shape before the loop (np.broadcast_to, "
+                 "keepdims=True, np.zeros_like(x)), or loop over range(n) with a constant n "
+                 "and no 'break' or 'return'")
+        self.number = number
+
+
 class Fixed:
     """A static leaf of a carried variable: it must not change in the loop."""
 
@@ -65,6 +82,7 @@ class Plan:
         self.stores: list = []
         self.cond_always = False    # the while condition is statically True
         self.n = None               # the trip count Value of a 'for'
+        self.promote_numbers = False  # a Python number may become an array (ShapeChange)
 
     def flag_args(self, args) -> list:
         return [args[c.slots[0]] for c in self.carries if c.name in (RETURNED, BROKE)]
@@ -183,6 +201,9 @@ class CarryLifter:
                         f"the variable {_shown(carry.name)} changes type in the loop: {t0} "
                         f"before an iteration, {t1} after it, and the two do not combine",
                         hint=f"give {_shown(carry.name)} the same shape in every iteration")
+                if u.shape != t1.shape or (u.shape != t0.shape and not (
+                        t0.weak and plan.promote_numbers)):
+                    raise ShapeChange(carry.name, t0, t1, t0.weak and u.shape == t1.shape)
                 if u != t0:
                     promote[slot], why = u, (carry.name, t0, t1)
                 else:

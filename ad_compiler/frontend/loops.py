@@ -32,9 +32,10 @@ from __future__ import annotations
 from ..errors import InvalidOperandError, UnsupportedSyntaxError
 from ..ir.control import build_for, build_while
 from ..ir.core import Block, Value
-from .carry import CarryLifter, Retry, index_hint, stackable, zeros_tree
+from .carry import CarryLifter, Retry, ShapeChange, index_hint, stackable, zeros_tree
 from .desugar import BROKE, CONTINUED, RESULT
-from .iterables import Appender, Iteration, LoopList, over_list, over_range, over_rows
+from .iterables import (Appender, Iteration, LoopList, over_list, over_range, over_rows,
+                        skip_first)
 from .values import ABSENT, Mark, StaticIndexNeeded, convert
 
 #: how many iterations a loop over a static sequence may unroll to
@@ -56,7 +57,7 @@ class LoopLifter(CarryLifter):
             self.unroll(node, items)
             return
         try:
-            self.structured_loop(node, it)
+            self.loop_settling_shapes(node, it)
         except StaticIndexNeeded:
             if isinstance(it.n, Value) or it.n > MAX_UNROLL:
                 raise
@@ -67,7 +68,42 @@ class LoopLifter(CarryLifter):
     def visit_While(self, node):
         if not self._may_run(node):
             return
-        self.structured_loop(node, None)
+        self.loop_settling_shapes(node, None)
+
+    def loop_settling_shapes(self, node, it) -> None:
+        """The loop op, after its first iterations if they change a carried value's shape.
+
+        In Python a value that changes shape in an iteration (``a = a.max(axis=0,
+        keepdims=True)``, ``acc = acc + x`` from ``acc = 0.0``) has the new shape only
+        if the loop ran. With a constant trip count and no ``break``/``return`` those
+        iterations run before the loop op, unrolled, until the shapes settle (all of them
+        when the body appends to a list, which must start empty). Otherwise a
+        Python number may still become an array from the start (the loop then carries
+        the array; it differs from Python only if the loop runs zero times or the body
+        reads the number's shape); an array changing shape is a located error.
+        """
+        for _ in range(MAX_ROUNDS):
+            try:
+                self.structured_loop(node, it)
+                return
+            except ShapeChange as change:
+                if not self._can_peel(node, it):
+                    if not change.number:
+                        raise
+                    self.structured_loop(node, it, promote_numbers=True)
+                    return
+                whole = bool(self.syntax.appends(node.body))  # a list starts empty
+                with self.located(node.iter):
+                    items = it.items(self.b) if whole else [it.item(self.b, 0)][:it.n]
+                self.unroll(node, items)
+                if whole or it.n <= 1:
+                    return
+                it = skip_first(it)
+        self.structured_loop(node, it)
+
+    def _can_peel(self, node, it) -> bool:
+        return it is not None and not isinstance(it.n, Value) and it.n <= MAX_UNROLL and not (
+            self.syntax.returns(node.body) or self.syntax.breaks(node.body))
 
     def iteration(self, seq) -> Iteration | None:
         """The Iteration a ``for`` over ``seq`` runs, or None for a static sequence."""
@@ -147,8 +183,9 @@ class LoopLifter(CarryLifter):
             frame.scope.env = saved
         return cond is not False
 
-    def structured_loop(self, node, it) -> None:
+    def structured_loop(self, node, it, promote_numbers: bool = False) -> None:
         plan = self.loop_plan(node, it)
+        plan.promote_numbers = promote_numbers
         frame = self.frame
         before = frame.scope.env
         original = list(plan.inits)
