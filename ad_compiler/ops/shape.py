@@ -233,7 +233,7 @@ primitive(
     emit=lambda srcs, *, axis: f"np.stack([{', '.join(srcs)}], axis={axis})",
     impl=lambda *xs, axis: np.stack(xs, axis=axis),
     examples=[ex((3,), (3,), axis=0), ex((2, 3), (2, 3), (2, 3), axis=-1),
-              ex(float, float, axis=0)],
+              ex(float, float, axis=0), ex(np.array(0.5, np.float32), float, axis=0)],
 )
 
 
