@@ -15,6 +15,10 @@ Rules (for ops of the function's top-level block; regions are left alone):
   group of its input; a buffer is dead at op *i* when every member of its group
   is last used at or before *i* (uses inside regions count at their op; the
   function's outputs count as used at the end);
+* the result of an ``if``/``for``/``while`` may *be* a value of the block (a
+  loop's initial value, an outer value a region yields, or a view of one): that
+  value lives as long as the result; a ``for`` body may still update its carried
+  value in place when only the loop's own result holds the initial buffer;
 * the op's result must have exactly the buffer's shape and dtype (no casting,
   no broadcasting into it), and the primitive must have an in-place form
   (``Primitive.inplace``, derived from its template).

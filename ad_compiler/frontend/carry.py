@@ -11,8 +11,9 @@ Invariants:
 * ``plan.inits`` are Values defined before the loop (a counter first, when the
   loop is a ``while`` over a ``for``'s counter); ``plan.hints`` name them.
 * At the end of the body (:meth:`CarryLifter.next_values`) every dynamic leaf is
-  converted to its initial type; a leaf whose type must grow raises
-  :class:`Retry` with the promoted types, and the loop is lifted again. A
+  converted to its initial type; a leaf whose dtype must grow raises
+  :class:`Retry` with the promoted types, and the loop is lifted again; a leaf
+  whose shape changes raises :class:`ShapeChange` (never broadcast). A
   ``return`` first seen in the body also raises :class:`Retry`: its value then
   becomes carried, starting from zeros.
 """

@@ -20,10 +20,12 @@ Invariants:
   loop; each is split into leaves (:mod:`.values`). A Python number carried
   becomes a weak constant. Other names the body assigns are undefined after
   the loop (an error only if read).
-* The body's carried values must keep their types. If a value's type changes
+* The body's carried values must keep their types. If a value's dtype changes
   (``s = 0`` then ``s = s + x[i]`` with float32 ``x``), the initial value is
   promoted to the unified type and the body lifted again, at most
-  :data:`MAX_ROUNDS` times; types that do not unify are a located error.
+  :data:`MAX_ROUNDS` times; types that do not unify are a located error. A
+  shape that changes is Python's only if the iterations that change it are
+  unrolled first (:meth:`LoopLifter.loop_settling_shapes`).
 * ``ys = []`` before the loop and ``ys.append(v)`` in it give a stacked output:
   after the loop ``ys`` is a :class:`~.iterables.LoopList`.
 """
