@@ -58,14 +58,7 @@ class LoopLifter(CarryLifter):
         if items is not None:
             self.unroll(node, items)
             return
-        try:
-            self.loop_settling_shapes(node, it)
-        except StaticIndexNeeded:
-            if isinstance(it.n, Value) or it.n > MAX_UNROLL:
-                raise
-            with self.located(node.iter):
-                items = it.items(self.b)
-            self.unroll(node, items)
+        self.loop_settling_shapes(node, it)
 
     def visit_While(self, node):
         if not self._may_run(node):
@@ -86,7 +79,7 @@ class LoopLifter(CarryLifter):
         """
         for _ in range(MAX_ROUNDS):
             try:
-                self.structured_loop(node, it)
+                self.loop_op_or_unrolled(node, it)
                 return
             except ShapeChange as change:
                 if not self._can_peel(node, it):
@@ -96,12 +89,24 @@ class LoopLifter(CarryLifter):
                     return
                 whole = bool(self.syntax.appends(node.body))  # a list starts empty
                 with self.located(node.iter):
-                    items = it.items(self.b) if whole else [it.item(self.b, 0)][:it.n]
+                    items = it.items(self.b) if whole or it.n == 0 else [it.item(self.b, 0)]
                 self.unroll(node, items)
                 if whole or it.n <= 1:
                     return
                 it = skip_first(it)
-        self.structured_loop(node, it)
+        self.loop_op_or_unrolled(node, it)
+
+    def loop_op_or_unrolled(self, node, it) -> None:
+        """The loop op, or, if its body needs the counter as a Python int, the loop
+        unrolled (a ``for`` with a constant trip count only)."""
+        try:
+            self.structured_loop(node, it)
+        except StaticIndexNeeded:
+            if it is None or isinstance(it.n, Value) or it.n > MAX_UNROLL:
+                raise
+            with self.located(node.iter):
+                items = it.items(self.b)
+            self.unroll(node, items)
 
     def _can_peel(self, node, it) -> bool:
         return it is not None and not isinstance(it.n, Value) and it.n <= MAX_UNROLL and not (

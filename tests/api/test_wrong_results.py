@@ -170,6 +170,15 @@ def reduced_axis_in_a_loop_that_appends(x):
     return np.sum(np.stack(ys))
 
 
+def shape_settles_then_the_counter_slices(x):
+    a = x * 1.0
+    for i in range(3):
+        if a.shape[0] == 1:     # after the first iteration only: x[i:i + 1] needs i static
+            a = a * x[i:i + 1]
+        a = np.max(a, axis=0, keepdims=True)
+    return np.sum(a)
+
+
 # -- lists built by comprehensions across data-dependent jumps -----------------------
 
 def comprehension_in_a_tuple_loop_with_break(x):
@@ -243,6 +252,7 @@ CASES = [
     (number_that_becomes_an_array, (M32,)),
     (row_that_becomes_the_matrix, (M32,)),
     (reduced_axis_in_a_loop_that_appends, (M32,)),
+    (shape_settles_then_the_counter_slices, (M32,)),
     (comprehension_in_a_tuple_loop_with_break, (X3,)),
     (comprehension_in_a_tuple_loop_with_break, (-X3,)),
     (comprehension_read_after_the_loop, (X3,)),
