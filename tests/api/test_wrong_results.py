@@ -109,6 +109,11 @@ def lists_in_a_loop(a, b):
     return s
 
 
+def index_with_nested_lists_of_values(x):
+    k = np.argmax(x[0])
+    return np.sum(x[[[k, 0], [1, k]]] ** 2)
+
+
 def array_of_a_list_with_a_dtype(a, b):
     return np.sum(np.asarray([a * 2.0, b], dtype=np.float64) * 3.0)
 
@@ -240,6 +245,7 @@ CASES = [
     (tuple_mean_over_an_axis, (M32, M32 + 1.0)),
     (lists_in_a_loop, (X3, Y3)),
     (array_of_a_list_with_a_dtype, (X3, Y3)),
+    (index_with_nested_lists_of_values, (M32,)),
     (std_of_one_element, (np.array([1.5]),)),
     (std_of_one_element, (np.array([0.5, 0.5]),)),
     (std_of_one_element, (0.7,)),
