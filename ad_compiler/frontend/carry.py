@@ -41,7 +41,7 @@ class Retry(Exception):
 class ShapeChange(InvalidOperandError):
     """A carried value has another shape after an iteration than before it, so its
     shape after the loop depends on how many times the loop ran (see
-    :meth:`~.loops.LoopLifter.visit_For`). ``number``: it is a Python number that
+    :meth:`~.loops.LoopLifter.loop_settling_shapes`). ``number``: it is a Python number that
     becomes an array (which the loop may carry as that array from the start)."""
 
     def __init__(self, name, t0, t1, number: bool):

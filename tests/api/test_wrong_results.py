@@ -226,6 +226,17 @@ def comprehension_rebuilt_in_a_branch(x):
     return np.sum(np.stack(ys)) + len(ys)
 
 
+def returns_a_comprehension(x):
+    return [x * k for k in range(3)]
+
+
+def returns_an_appended_list(x):
+    ys = []
+    for k in range(3):
+        ys.append(np.sin(x) * k)
+    return ys, np.sum(x)
+
+
 CASES = [
     (constant, (X3,)),
     (overwritten_by_a_later_loop, (X3, Y3)),
@@ -268,6 +279,8 @@ CASES = [
     (comprehension_rebuilt_in_a_loop, (X3,)),
     (comprehension_rebuilt_in_a_branch, (X3,)),
     (comprehension_rebuilt_in_a_branch, (-X3,)),
+    (returns_a_comprehension, (X3,)),
+    (returns_an_appended_list, (X3,)),
 ]
 
 
@@ -291,7 +304,9 @@ def test_value_and_gradient_are_pythons(api, fn, args):
     want = fn(*_copy(args))
     if not isinstance(want, float):  # a Python float returned on one path of several
         assert type(value) is type(want)   # may come back as the other paths' 0-d array
-    api.assert_values(value, want)
+    assert len(api.leaves(value)) == len(api.leaves(want))
+    for got_leaf, want_leaf in zip(api.leaves(value), api.leaves(want)):
+        api.assert_values(got_leaf, want_leaf)
     grads = grads if isinstance(grads, tuple) else (grads,)
     for i, (got, ref) in enumerate(zip(grads, api.fd_grads(fn, args))):
         api.assert_grad(got, ref, args[i], what=f"{fn.__name__}: gradient of input {i}")
@@ -302,13 +317,14 @@ F32_CASES = [(fn, args) for fn, args in CASES
 
 
 @pytest.mark.parametrize("fn, args", F32_CASES, ids=[fn.__name__ for fn, _ in F32_CASES])
-def test_float32_stays_float32(fn, args):
+def test_float32_stays_float32(api, fn, args):
     args32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
     positions = tuple(range(len(args)))
     value, grads = ms.value_and_grad(fn, grad_position=positions)(*_copy(args32))
     want = fn(*_copy(args32))
-    if not isinstance(want, float):
-        assert np.asarray(value).dtype == np.asarray(want).dtype
+    for got_leaf, want_leaf in zip(api.leaves(value), api.leaves(want)):
+        if not isinstance(want_leaf, float):
+            assert np.asarray(got_leaf).dtype == np.asarray(want_leaf).dtype
     grads = grads if isinstance(grads, tuple) else (grads,)
     for a, g in zip(args32, grads):
         if isinstance(a, np.ndarray):
