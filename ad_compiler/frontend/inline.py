@@ -32,6 +32,22 @@ from .resolve import GlobalScope, Scope, local_names
 from .values import flatten
 
 
+#: calls named in an error's notes; the rest of a long chain is counted in one note
+MAX_CALL_NOTES = 20
+
+
+def _note_call(exc: Exception, note: str) -> None:
+    notes = getattr(exc, "__notes__", [])
+    if len(notes) < MAX_CALL_NOTES:
+        exc.add_note(note)
+        return
+    more = getattr(exc, "_ad_more_calls", 0) + 1
+    exc._ad_more_calls = more
+    if more == 1:
+        exc.add_note("")
+    notes[-1] = f"  ... and {more} more enclosing call{'s' if more > 1 else ''}"
+
+
 class Frame:
     """The state of one function being lifted."""
 
@@ -148,7 +164,7 @@ class InlineLifter:
             return self.frame_result(frame, node)
         except AdCompilerError as exc:
             if call_loc is not None:  # the chain of calls, as a traceback shows it
-                exc.add_note(f"  in {name}(), called at {call_loc.render()}")
+                _note_call(exc, f"  in {name}(), called at {call_loc.render()}")
             raise
         finally:
             self.frames.pop()
