@@ -11,6 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from .depth import on_deep_stack
 from .errors import AdCompilerError
 
 DEMO = '''\
@@ -37,7 +38,9 @@ def _load(target: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
-        spec.loader.exec_module(module)
+        # Python's compiler recurses on deep source (a 5,000-term expression)
+        code = on_deep_stack(spec.loader.get_code, spec.name)
+        exec(code, module.__dict__)  # noqa: S102 - running the user's file is the point
     except OSError as exc:
         raise SystemExit(f"ad-compiler: cannot read {path}: {exc.strerror or exc}") from None
     obj = getattr(module, name, None)

@@ -116,6 +116,6 @@ def exhausted(exc: BaseException) -> bool:
     return depth > sys.getrecursionlimit() // 2
 
 
-def too_deep(what: str, loc: SourceLoc | None) -> NestingTooDeepError:
+def too_deep(what: str, loc: SourceLoc | None, hint: str = HINT) -> NestingTooDeepError:
     """The error for user code nested deeper than the compiler can follow."""
-    return NestingTooDeepError(f"{what} is nested too deeply to compile", loc, hint=HINT)
+    return NestingTooDeepError(f"{what} is nested too deeply to compile", loc, hint=hint)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..depth import too_deep
+from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .fence import fence
 
@@ -80,7 +80,9 @@ def parse_function(fn) -> Parsed:
         if isinstance(parsed.node, gast.FunctionDef):
             desugar_comprehensions(parsed.node)
         fence(parsed.node, parsed.source)
-    except RecursionError:  # Python's parser, or gast's conversion of its tree
+    except RecursionError as exc:  # Python's parser, or gast's conversion of its tree
+        if exhausted(exc):  # the stack was used up before: the caller says where
+            raise
         code = fn.__code__
         line = code.co_firstlineno
         text = linecache.getline(code.co_filename, line).rstrip("\r\n")
