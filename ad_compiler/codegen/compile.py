@@ -20,7 +20,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable
 
-from ..depth import too_deep
+from ..depth import on_deep_stack, too_deep
 from .emit import function_name, to_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
@@ -39,9 +39,9 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
     """Generate, compile and load ``fn`` (an IR Function) as a Python function."""
     name = function_name(fn)
     filename = f"<ad_compiler:{name}:{next(_COUNTER)}>"
-    try:
-        source, namespace = to_source(fn, comments=comments, reuse_buffers=reuse_buffers)
-        code = compile(source, filename, "exec")
+    try:  # astor and compile() recurse once per nested block: on the deep stack
+        source, namespace, code = on_deep_stack(_generate, fn, filename, comments,
+                                                reuse_buffers)
     except (RecursionError, MemoryError, SyntaxError) as exc:
         if isinstance(exc, SyntaxError) and "too many" not in str(exc.msg):
             raise
@@ -51,6 +51,11 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
     func = namespace[name]
     weakref.finalize(func, linecache.cache.pop, filename, None)
     return Compiled(func, source, filename)
+
+
+def _generate(fn, filename: str, comments: bool, reuse_buffers: bool):
+    source, namespace = to_source(fn, comments=comments, reuse_buffers=reuse_buffers)
+    return source, namespace, compile(source, filename, "exec")
 
 
 def _too_deep(fn):

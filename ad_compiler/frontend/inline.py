@@ -157,6 +157,7 @@ class InlineLifter:
                       self.syntax.nested_reads(node))
         call_loc = self.b.loc
         self.frames.append(frame)
+        self.frame_keys.add(key)
         try:
             if isinstance(node, gast.Lambda):
                 return self.expr(node.body)
@@ -168,6 +169,7 @@ class InlineLifter:
             raise
         finally:
             self.frames.pop()
+            self.frame_keys.discard(key)
 
     def frame_result(self, frame, node):
         """What the call returns: the returned value, None if the body ended without
@@ -184,8 +186,11 @@ class InlineLifter:
         return None
 
     def check_recursion(self, key, name: str) -> None:
-        if any(f.key == key for f in self.frames):
-            chain = " -> ".join(f.name for f in self.frames) + f" -> {name}"
+        if key in self.frame_keys:
+            names = [f.name for f in self.frames] + [name]
+            if len(names) > 12:  # a long chain: its ends say where it starts and loops
+                names[3:-8] = ["..."]
+            chain = " -> ".join(names)
             raise RecursiveCallError(
                 f"recursive call of {name}() is not supported yet ({chain})",
                 hint="rewrite the recursion as a 'for' loop over range(n) with a Python int n")
