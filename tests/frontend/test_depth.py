@@ -212,3 +212,40 @@ def test_loops_nested_beyond_python_are_a_located_error(tmp_path):
     assert info.value.loc.file == str(path)
     assert info.value.loc.text.strip() == "for i in range(2):"
     assert "20 nested loops" in str(info.value)
+
+
+def test_a_users_runaway_recursion_stays_the_users(tmp_path, monkeypatch):
+    monkeypatch.setattr(depth, "RECURSION_LIMIT", 5000)  # to fail fast
+    module, path = write_module(tmp_path, "deep_runaway", (
+        "class Settings:\n"
+        "    @property\n"
+        "    def scale(self):\n"
+        "        return self.scale\n"
+        "\n"
+        "SETTINGS = Settings()\n"
+        "\n"
+        "def f(x):\n"
+        "    return x * SETTINGS.scale\n"))
+    with pytest.raises(RecursionError) as info:
+        ms.grad(module.f)(X)
+    assert not isinstance(info.value, NestingTooDeepError)
+    assert any(f"{path}:9" in note for note in info.value.__notes__)
+
+
+def test_concurrent_compilations_restore_the_recursion_limit(deep):
+    import threading
+
+    before = sys.getrecursionlimit()
+    results = []
+
+    def work(scale):
+        results.append((scale, ms.grad(lambda x: np.sum(np.sin(x) * scale))(X)))
+
+    threads = [threading.Thread(target=work, args=(float(k),)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 6 and sys.getrecursionlimit() == before
+    for scale, grad in results:
+        np.testing.assert_allclose(grad, np.cos(X) * scale, rtol=1e-12)
