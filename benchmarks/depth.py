@@ -35,6 +35,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ad_compiler as ms  # noqa: E402
+from benchmarks.workloads import numeric_grad  # noqa: E402
 from ad_compiler.ad.reverse import ONES, vjp_function  # noqa: E402
 from ad_compiler.api.signature import spec_of  # noqa: E402
 from ad_compiler.codegen import compile_function  # noqa: E402
@@ -70,19 +71,10 @@ def load(directory: Path, name: str, source: str):
     return module.f1
 
 
-def central_difference(f, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = eps
-        grad.flat[i] = (np.sum(f(x + e)) - np.sum(f(x - e))) / (2 * eps)
-    return grad
-
-
 def problem_with(fn, value, grad):
     if not np.array_equal(value, fn(X)):
         return f"value {value!r}, Python gives {fn(X)!r}"
-    numeric = central_difference(fn, X)
+    numeric = numeric_grad(fn, (X,), 0)
     if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-6):
         return f"gradient {grad!r}, finite differences give {numeric!r}"
     return None

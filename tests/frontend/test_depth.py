@@ -150,6 +150,19 @@ def test_expression_of_5000_terms_in_the_cli(deep, capsys):
     assert err == "" and "def g_grad(" in out
 
 
+@pytest.mark.parametrize("source", [
+    "\n".join([f"def f{i}(x):\n    return f{i + 1}(x) * 1.001 + 0.01 * x\n"
+               for i in range(1, 100)] + ["def f100(x):\n    return np.sin(x)\n"]),
+    "def f1(x):\n    return np.sum(" + " + ".join(
+        ["x"] + [f"x * {k}.0" for k in range(2, 301)]) + ")\n",
+], ids=["100 helpers, three ops each", "300 array terms"])
+def test_the_cases_that_crashed(tmp_path, source):
+    """Each crashed with a RecursionError from inside the compiler."""
+    module, _ = write_module(tmp_path, "deep_reported", "import numpy as np\n\n" + source)
+    value, grad = ms.value_and_grad(module.f1)(X)
+    check(module.f1, value, grad)
+
+
 def test_walks_over_a_deep_tree_are_loops(deep):
     """Once parsed, nothing in the frontend recurses along an expression: fence,
     comprehension rewriting, the local-name scan and the lifter run at the
