@@ -4,13 +4,16 @@ Compiling follows the nesting of the user's program with nested calls: the lifte
 is a symbolic interpreter, so a chain of 1,000 helper calls, each inlined where it
 is called, is 1,000 nested lifts; and a written-out expression of 5,000 terms is a
 5,000-deep tree for Python's own parser (whose limit is tied to the recursion
-limit) and for gast's conversion of it. Those stages are recursive by nature. The
-one mechanism for them is :func:`on_deep_stack`: the compilation runs on a worker
-thread with a :data:`STACK_BYTES` stack, under a recursion limit of at least
-:data:`RECURSION_LIMIT` while any such worker runs (the limit is global to the
-interpreter, so it is raised once and restored when the last worker ends). The
-stages that walk data (fence, comprehension rewriting, the lifter's operator
-chains, the IR passes, codegen) are iterative or flat and need none of it.
+limit) and for gast's conversion of it; astor and ``compile()`` recurse once per
+nested block of the generated code. Those stages are recursive by nature. The
+one mechanism for them is :func:`on_deep_stack`: a build (``codegen/cache.py``),
+code generation (``codegen/compile.py``) and the CLI's import of the user's file
+run on a worker thread with a :data:`STACK_BYTES` stack, under a recursion limit
+of at least :data:`RECURSION_LIMIT` while any such worker runs (the limit is
+global to the interpreter, so it is raised once and restored when the last
+worker ends). The stages that walk data (fence, comprehension rewriting, the
+local-name scan, the lifter's operator chains) are loops, and the IR is flat (one
+op per statement), so reverse mode and the passes need none of it.
 
 Nesting beyond that is a :class:`~ad_compiler.errors.NestingTooDeepError` at the
 user's line (:func:`too_deep`), never a bare ``RecursionError``.

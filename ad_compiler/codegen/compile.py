@@ -42,7 +42,7 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
     try:  # astor and compile() recurse once per nested block: on the deep stack
         source, namespace, code = on_deep_stack(_generate, fn, filename, comments,
                                                 reuse_buffers)
-    except (RecursionError, MemoryError, SyntaxError) as exc:
+    except (RecursionError, SyntaxError) as exc:
         if isinstance(exc, SyntaxError) and "too many" not in str(exc.msg):
             raise
         raise _too_deep(fn) from None
