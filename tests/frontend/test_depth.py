@@ -177,7 +177,7 @@ def test_walks_over_a_deep_tree_are_loops(deep):
     fence(tree, source)
     desugar_comprehensions(tree)
     assert local_names(tree) == {"x"}
-    ms.grad(terms.g)(X)  # parses (on the deep stack) and caches the tree
+    ms.value_and_grad(terms.g)(X)  # parses (on the deep stack) and caches the tree
     lifted = lift(terms.g, (spec_of(X),))
     assert len(lifted.function.body.ops) > 10
 
