@@ -120,7 +120,7 @@ def test_chain_through_grad_and_grad_operation(deep):
     chain = deep[0]
     expected = chain_derivative(X, CHAIN)
     np.testing.assert_allclose(ms.grad(chain.f1)(X), expected, rtol=1e-12)
-    (dx,) = ms.ops.GradOperation(get_all=True)(chain.f1)(ms.Tensor(X)).__iter__()
+    (dx,) = ms.ops.GradOperation(get_all=True)(chain.f1)(ms.Tensor(X))
     np.testing.assert_allclose(dx.asnumpy(), expected, rtol=1e-12)
 
 
