@@ -71,6 +71,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
         self.depth = 0                  # how many data-dependent regions enclose this point
         self.syntax = Syntax()
+        self.return_loc = None          # the top-level function's last 'return' lifted
 
     # -- values that come from outside ------------------------------------------
     def new_arg(self, type: AType, hint: str) -> Value:
@@ -194,6 +195,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.store_item(target, container, index, value)
 
     def visit_Return(self, node):
+        if len(self.frames) == 1:
+            self.return_loc = self.frame.source.loc(node)
         self.frame.result = None if node.value is None else self.expr(node.value)
         self.frame.signal = "return"
 
