@@ -13,6 +13,7 @@ written for MindSpore keeps working.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .ir.names import one_line
@@ -62,6 +63,18 @@ class AdCompilerError(Exception):
         return text
 
 
+@contextmanager
+def located(loc: SourceLoc | None):
+    """Errors raised inside without a location get ``loc`` (an op's, in a VJP rule)."""
+    try:
+        yield
+    except AdCompilerError as exc:
+        if exc.loc is None and loc is not None:
+            exc.loc = loc
+            exc.args = (exc._render(),)
+        raise
+
+
 class UnsupportedSyntaxError(AdCompilerError, RuntimeError):
     """The user's function uses Python that the compiler does not handle."""
 
@@ -92,6 +105,10 @@ class UnresolvedNameError(AdCompilerError, NameError):
 
 class RecursiveCallError(AdCompilerError, RecursionError):
     """A function calls itself (directly or through others) while it is being inlined."""
+
+
+class NestingTooDeepError(AdCompilerError, RecursionError):
+    """The user's code nests deeper than the compiler follows (helper calls, expressions)."""
 
 
 class InvalidOperandError(AdCompilerError, ValueError):

@@ -3,13 +3,18 @@
 Entries are held weakly on the user's function (or, for a bound method, on its
 instance), so compiling gradients of many short-lived lambdas or Cells does not
 leak. A hit is two dict lookups. Compilation is thread-safe: concurrent first
-calls with the same key compile once (double-checked under a lock).
+calls with the same key compile once (double-checked under a lock). A build runs
+on the deep stack (:func:`ad_compiler.depth.on_deep_stack`), where inlining a
+1,000-deep chain of helper calls has room; the lock is taken there, so a build
+that compiles another gradient (a gradient of a gradient) re-enters it.
 """
 from __future__ import annotations
 
 import threading
 import weakref
 from typing import Any, Callable
+
+from ..depth import on_deep_stack
 
 _LOCK = threading.RLock()
 _BY_OWNER: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
@@ -44,11 +49,16 @@ def lookup_or_build(table: dict, key, build: Callable[[], Any]) -> Any:
     """``table[key]``, building it once under the lock on a miss."""
     entry = table.get(key)
     if entry is None:
-        with _LOCK:
-            entry = table.get(key)
-            if entry is None:
-                entry = build()
-                table[key] = entry
+        entry = on_deep_stack(_build_locked, table, key, build)
+    return entry
+
+
+def _build_locked(table: dict, key, build: Callable[[], Any]) -> Any:
+    with _LOCK:
+        entry = table.get(key)
+        if entry is None:
+            entry = build()
+            table[key] = entry
     return entry
 
 

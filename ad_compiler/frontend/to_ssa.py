@@ -79,6 +79,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
+        self.frame_keys: set = set()    # the keys of ``frames``: recursion is a set lookup
         self.params: list = []
         self._param_values: dict[int, Value] = {}
         self._own: list = []            # keeps containers alive so their ids stay unique
