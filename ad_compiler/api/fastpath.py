@@ -63,17 +63,19 @@ def _selected(entry, args):
     return [args[p] for p in entry.positions]
 
 
-def guarded(key, fast):
+def guarded(key, fast, reader=None, owner=None):
     """``guard(args)``: the gradient when ``args`` have signature ``key`` (see
-    :func:`ndarray_signature`), else ``guard`` itself.
+    :func:`ndarray_signature`) and the captured state is still what the code was
+    compiled for, else ``guard`` itself.
 
     ``fast`` is ``(generated function, bare)`` from :func:`fast_call`. A dtype is
     compared by identity (NumPy's built-in dtypes are singletons); an equal dtype
-    that is another object only takes the slower path.
+    that is another object only takes the slower path. ``reader(owner)`` reads the
+    captured arrays (api/state.py); they follow the inputs.
     """
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
-    namespace = {"ndarray": np.ndarray, "fn": fn}
+    namespace = {"ndarray": np.ndarray, "fn": fn, "read": reader, "owner": owner}
     checks = []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
@@ -83,12 +85,14 @@ def guarded(key, fast):
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "pass"
-    call = f"fn({', '.join(names)})" + ("[0]" if bare else "")
+    call = f"fn({''.join(n + ', ' for n in names)}{'*s' if reader else ''})" + ("[0]" if bare else "")
+    ret = (f"            s = read(owner)\n            if s is not None:\n                return {call}\n"
+           if reader else f"            return {call}\n")
     source = (f"def guard(args):\n"
               f"    if len(args) == {len(key)}:\n"
               f"        {unpack}\n"
               f"        if {' and '.join(checks) or 'True'}:\n"
-              f"            return {call}\n"
+              f"{ret}"
               f"    return guard\n")
     exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
     return namespace["guard"]

@@ -22,11 +22,12 @@ import numpy as np
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
 from ..errors import GradTypeError, GradValueError
-from ..nn import cell as cell_module
+from ..frontend import owner_of
 from . import packing
 from .compiler import build_entry
 from .fastpath import fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
+from .state import current_entry
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,10 @@ class GradFunction:
         self.fn = fn
         self.config = config
         self.weights = weights
+        self._owner = owner_of(fn)   # where the captured state of the entries is read from
         self._entries: dict = {}
         self._fast: dict = {}   # plain-ndarray signature -> its guarded call (fastpath.py)
         self._hot = None        # the guarded call of the signature used last
-        self._epoch = cell_module.EPOCH
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -62,35 +63,32 @@ class GradFunction:
     def _key(self, args):
         w = self.weights
         wkey = None if w is None else tuple(id(p) for p in (w if isinstance(w, (list, tuple)) else (w,)))
-        return (self.config, wkey, getattr(self.fn, "__func__", None), cell_module.EPOCH,
-                signature(args))
-
-    def _forget_compiled(self) -> None:
-        """Drop the entries compiled before a Cell changed (here and in the shared cache)."""
-        self._entries.clear()
-        self._fast.clear()
-        self._hot = None
-        if callable(self.fn):
-            table_for(self.fn).clear()
-        self._epoch = cell_module.EPOCH
+        return (self.config, wkey, getattr(self.fn, "__func__", None), signature(args))
 
     def entry_for(self, args):
-        """The compiled entry for these inputs (compiled on first use)."""
+        """The compiled entry for these inputs (compiled on first use, and again when
+        the captured state it was compiled for has changed)."""
+        return self.entry_and_state(args)[0]
+
+    def entry_and_state(self, args):
+        """``(entry, captured arrays)``: the entry valid for the captured state now."""
+        if not callable(self.fn):
+            raise GradTypeError(f"the function to differentiate must be callable, "
+                                f"got {type(self.fn).__name__}")
         key = self._key(args)
-        entry = self._entries.get(key)
-        if entry is None:
-            if not callable(self.fn):
-                raise GradTypeError(f"the function to differentiate must be callable, "
-                                    f"got {type(self.fn).__name__}")
-            table = table_for(self.fn)
-            entry = lookup_or_build(table, key, lambda: build_entry(
-                self.fn, self.config, self.weights, args))
-            self._entries[key] = entry
-        return entry
+
+        def lookup(stale):
+            entry = self._entries.get(key)
+            if entry is None or entry is stale:
+                table = table_for(self.fn)
+                entry = lookup_or_build(self._entries if table is None else table, key,
+                                        lambda: build_entry(self.fn, self.config,
+                                                            self.weights, args), stale)
+                self._entries[key] = entry
+            return entry
+        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn)
 
     def __call__(self, *args, **kwargs):
-        if self._epoch != cell_module.EPOCH:  # a Cell attribute changed since compiling
-            self._forget_compiled()
         if not kwargs:
             hot = self._hot
             if hot is not None:
@@ -115,16 +113,17 @@ class GradFunction:
             raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
                                 "positionally" + ("" if self.config.style == "grad" else
                                                   " (sens= needs sens_param=True)"))
-        entry = self.entry_for(args)
+        entry, state = self.entry_and_state(args)
         leaves, kinds, _ = flatten(args)
         extra = [p.asnumpy() for p in entry.params]
+        extra += state
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = self._hot = guarded(key, fast)
+            self._fast[key] = self._hot = guarded(key, fast, entry.reader, self._owner)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
@@ -136,8 +135,9 @@ class GradFunction:
         entry = self.entry_for(args)
         leaves, _, _ = flatten(args)
         params = [b.read_parameter(p) for p in entry.params]
+        captured = b.read_captured(entry.captured, self._owner) if entry.captured else []
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
-        outs = inline(b, entry.ir, leaves + params + sens_vals)
+        outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
 
 

@@ -36,6 +36,7 @@ from ..ir.core import AType, Function, Value
 from ..ir.names import sanitize
 from . import operators, resolve
 from .builtin_calls import BuiltinLifter
+from .captured import CaptureLifter, Captures
 from .calls import CallLifter
 from .desugar import Syntax
 from .exprs import ExprLifter, mark_user_exception
@@ -56,16 +57,24 @@ class LiftBuilder(Builder):
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
 
+    def read_captured(self, state, owner) -> list:
+        """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
+        return self._lifter.adopt(state, owner)
 
-class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter):
+
+class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter,
+             CaptureLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, epoch: int = 0):
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
         self.params: list = []
         self._param_values: dict[int, Value] = {}
+        self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
+        self._captured_values: dict[int, Value] = {}
+        self._folded: list = []         # captured int/bool arrays, folded into constants
         self._own: list = []            # keeps containers alive so their ids stay unique
         self.own_ids: set[int] = set()  # containers built by the lifted code, changeable here
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
@@ -185,6 +194,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         target = node.target
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
+            self.check_not_captured(current, "this augmented assignment", ndarray_only=True)
             value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
             self.assign(target, value, mark)
             return
@@ -310,6 +320,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
                 "'__setitem__' lowering, which is not declared",
                 hint="compute a new array instead (np.where(mask, new, x), np.concatenate)")
         current = old if isinstance(old, Value) else self.array_const(old)
+        self.check_not_captured(current, "this item assignment")
         new = lower(self.b, current, index, value)
         if isinstance(node, gast.Subscript):  # x[i][j] = v is x[i] = (x[i] with [j] = v)
             outer, outer_index = self.expr(node.value), self.expr(node.slice)
