@@ -129,7 +129,14 @@ class Captures:
         self.needs_epoch = False
 
     def freeze(self) -> CapturedState:
-        reads = [r for r in self.reads if r.kind != "path" or _has_checked_child(r, self.reads)]
+        """The reads to repeat at call time: those with a check, and their parents."""
+        needed: set[int] = set()
+        for read in reversed(self.reads):  # children come after their parents
+            if id(read) in needed or read.kind not in (None, "path"):
+                needed.add(id(read))
+                if read.parent is not None:
+                    needed.add(id(read.parent))
+        reads = [r for r in self.reads if id(r) in needed]
         return CapturedState(reads, list(self.arrays), self._epoch if self.needs_epoch else None)
 
     # -- creating reads ------------------------------------------------------------
@@ -216,11 +223,6 @@ class Captures:
                 sub = self.child(read, ("item", key))
                 if sub is not None:
                     self.note(sub, item)
-
-
-def _has_checked_child(read: Read, reads) -> bool:
-    return any(r.parent is read and (r.kind != "path" or _has_checked_child(r, reads))
-               for r in reads)
 
 
 def _is_cell(obj) -> bool:
