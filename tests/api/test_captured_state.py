@@ -509,6 +509,36 @@ def test_a_cell_attribute_set_while_threads_call_is_never_stale(attribute):
     np.testing.assert_allclose(g(X), np.cos(X) * (60.0 if attribute == "scale" else 60.0))
 
 
+def test_a_compilation_that_straddles_a_change_is_not_kept(api, monkeypatch):
+    """A first call compiles with the old attribute while another thread changes it
+    and calls with another signature: later calls must see the new value."""
+    net = Scaled()
+    g = ms.grad(net)
+    compiled_old, resume = threading.Event(), threading.Event()
+    original = compiler_module.build_entry
+
+    def slow(fn, *args, **kwargs):
+        entry = original(fn, *args, **kwargs)
+        if threading.current_thread().name == "slow":
+            compiled_old.set()
+            resume.wait(10)
+        return entry
+    monkeypatch.setattr(grad_module, "build_entry", slow)
+    first = threading.Thread(target=g, args=(X,), name="slow")
+    first.start()
+    assert compiled_old.wait(10)
+    net.scale = 2.0
+    x32 = X.astype(np.float32)
+    second = threading.Thread(target=g, args=(x32,))
+    second.start()
+    second.join(0.2)       # it waits for the first compilation, or is done
+    resume.set()
+    first.join()
+    second.join()
+    api.assert_grad(g(X), np.cos(X) * 2.0, X)
+    api.assert_grad(g(x32), np.cos(x32) * 2.0, x32)
+
+
 def test_threads_compiling_while_a_global_changes_never_return_stale(restore_globals):
     global N_STEPS
     results, errors = [], []
