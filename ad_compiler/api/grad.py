@@ -43,6 +43,11 @@ class Config:
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
 
 
+def _miss(args):
+    """The guarded call before any: it never matches (see fastpath.guarded)."""
+    return _miss
+
+
 class GradFunction:
     """The gradient function of ``fn``; call it with ``fn``'s inputs."""
 
@@ -53,7 +58,7 @@ class GradFunction:
         self._owner = owner_of(fn)   # where the captured state of the entries is read from
         self._entries: dict = {}
         self._fast: dict = {}   # plain-ndarray signature -> its guarded call (fastpath.py)
-        self._hot = None        # the guarded call of the signature used last
+        self._hot = _miss       # the guarded call of the signature used last
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -91,10 +96,9 @@ class GradFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs:
             hot = self._hot
-            if hot is not None:
-                out = hot(args)
-                if out is not hot:  # the guard returns itself when the signature differs
-                    return out
+            out = hot(args)
+            if out is not hot:  # the guard returns itself when the signature differs
+                return out
             key = ndarray_signature(args)
             if key is not None:
                 guard = self._fast.get(key)
@@ -123,7 +127,7 @@ class GradFunction:
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = self._hot = guarded(key, fast, entry.reader, self._owner)
+            self._fast[key] = self._hot = guarded(key, fast, entry.captured, self._owner)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):

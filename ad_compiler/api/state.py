@@ -66,22 +66,9 @@ def make_reader(state):
     nothing to read or check."""
     if not state:
         return None
-    ns = {"ndarray": np.ndarray, "MethodType": types.MethodType, "matches": matches}
-    body = []
-    if state.epoch is not None:
-        from ..nn import cell as cell_module
-        ns["cells"] = cell_module
-        body.append(f"if cells.EPOCH != {int(state.epoch)}:\n    return None")
-    names: dict[int, str] = {}
-    for k, read in enumerate(state.reads):
-        name = names[id(read)] = f"v{k}"
-        body.append(f"{name} = {_access(read, names, ns, k)}")
-        check = _check(read, name, ns, k)
-        if check:
-            body.append(f"if not ({check}):\n    return None")
-    outs = [_output(names[id(r)], r) for r in state.arrays]
-    source = ("def read(owner):\n    try:\n"
-              + "".join(_indent(line, 8) for line in body)
+    ns: dict = {}
+    body, outs = reader_code(state, ns, "return None")
+    source = ("def read(owner):\n    try:\n" + indent(body, 8)
               + "    except Exception:\n        return None\n"
               + f"    return ({''.join(o + ', ' for o in outs)})\n")
     exec(compile(source, "<ad_compiler captured state>", "exec"), ns)  # noqa: S102
@@ -90,7 +77,31 @@ def make_reader(state):
     return read
 
 
-def _indent(text: str, n: int) -> str:
+def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
+    """The statements that read and check ``state`` (running ``fail`` when a check
+    fails; exceptions are the caller's to catch) and the expressions of the captured
+    arrays. The objects they use are put in ``ns``; ``owner`` must be defined."""
+    ns.update(ndarray=np.ndarray, MethodType=types.MethodType, matches=matches)
+    body = []
+    if state.epoch is not None:
+        from ..nn import cell as cell_module
+        ns["cells"] = cell_module
+        body.append(f"if cells.EPOCH != {int(state.epoch)}:\n    {fail}")
+    names: dict[int, str] = {}
+    for k, read in enumerate(state.reads):
+        if read.parent is None and isinstance(read.step[-1], Strong):
+            names[id(read)] = _held(ns, f"r{k}", read.step[1])  # a dict or a cell: no check
+            continue
+        name = names[id(read)] = f"v{k}"
+        body.append(f"{name} = {_access(read, names, ns, k)}")
+        check = _check(read, name, ns, k)
+        if check:
+            body.append(f"if not ({check}):\n    {fail}")
+    return "\n".join(body), [_output(names[id(r)], r) for r in state.arrays]
+
+
+def indent(text: str, n: int) -> str:
+    """``text`` with every line indented by ``n`` spaces."""
     return "".join(" " * n + line + "\n" for line in text.split("\n"))
 
 
@@ -101,6 +112,8 @@ def _access(read, names, ns, k) -> str:
             return "owner"
         return _held(ns, f"r{k}", read.step[1])
     base = names[id(read.parent)]
+    if read.step[0] in ("iter", "len"):
+        return f"{'list' if read.step[0] == 'iter' else 'len'}({base})"
     kind, key = read.step
     if kind == "attr" and _plain_name(key):
         return f"{base}.{key}"

@@ -100,6 +100,8 @@ class CallLifter:
         if not is_pure(callee) or holds_value(args) or holds_value(kwargs):
             return NOT_HANDLED
         result = callee(*args, **kwargs)
+        if callee is len and len(args) == 1:
+            self.captures.measured(args[0], result)
         if callee is getattr:  # getattr(self, 'w') reads like self.w
             where = self.captures.attr(args[0], args[1]) if isinstance(args[1], str) else None
             return lift_object(result, self, hint=str(args[1]), where=where)

@@ -54,7 +54,8 @@ class Read:
 
     def __init__(self, parent, step, kind=None, expected=None):
         self.parent = parent      # Read, or None for a root
-        self.step = step          # ("attr", name) | ("item", key) | ("owner",) | ("held", ref)
+        self.step = step          # ("attr", name) | ("item", key) | ("iter",) | ("len",)
+        #                           or, for a root, ("owner",) | ("held", ref)
         self.kind = kind
         self.expected = expected  # what the check compares with (see the module docstring)
         self.atype = None         # the AType of an array read
@@ -188,6 +189,18 @@ class Captures:
         if parent is None and _is_cell(obj):
             self.needs_epoch = True
         return self.child(parent, ("attr", name))
+
+    def iterated(self, seq, items: list) -> None:
+        """``for item in seq`` ran in Python over ``items``: if ``seq`` was reached
+        through a recorded path (and is not a container its snapshot covers), its
+        items now are compared with these at each call (``("iter",)``: ``list(seq)``)."""
+        if type(seq) not in (list, tuple, dict) and self.of(seq) is not None:
+            self.note(self.child(self.of(seq), ("iter",), f"list({self.of(seq).hint})"), items)
+
+    def measured(self, obj, n) -> None:
+        """``len(obj)`` was ``n`` (``("len",)``: ``len(obj)``), checked at each call."""
+        if type(obj) not in (list, tuple, dict) and self.of(obj) is not None:
+            self.note(self.child(self.of(obj), ("len",), f"len({self.of(obj).hint})"), n)
 
     def _remember(self, obj, read: Read) -> None:
         if id(obj) not in self._of:

@@ -359,6 +359,48 @@ def test_weights_follow_a_replaced_parameter(api):
     api.assert_grad(g(X)[0], api.fd_grad(ref, (net.block.w.asnumpy(),), 0), net.block.w)
 
 
+class Scale(nn.Cell):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+
+    def construct(self, x):
+        return x * self.s
+
+
+class Stack(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList([Scale(2.0), Scale(3.0)])
+        self.seq = nn.SequentialCell([Scale(1.0), Scale(5.0)])
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        for i, layer in enumerate(self.layers):
+            x = layer(x) * (i + 1)
+        for i in range(len(self.layers)):
+            x = np.sin(self.layers[i](x))
+        return np.sum(self.seq(x))
+
+
+@pytest.mark.parametrize("change", ["attribute", "setitem", "append", "sequential"])
+def test_cells_in_containers_are_read_at_call_time(api, change):
+    net = Stack()
+    g = ms.grad(net)
+    ref = net_as_function(net)
+    check(api, g, ref, X)
+    if change == "attribute":
+        net.layers[0].s = 0.5
+    elif change == "setitem":
+        net.layers[1] = Scale(-1.0)
+    elif change == "append":
+        net.layers.append(Scale(0.25))
+    else:
+        net.seq[1].s = -2.0
+    check(api, g, ref, X)
+
+
 class Holder:
     __slots__ = ("w", "n")
 
