@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ir.names import one_line
+
 
 @dataclass(frozen=True)
 class SourceLoc:
@@ -26,16 +28,18 @@ class SourceLoc:
     text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{one_line(self.file)}:{self.line}"
 
     def render(self) -> str:
-        """``file:line:col`` followed by the source line and a caret."""
-        head = f"{self.file}:{self.line}:{self.col + 1}"
+        """``file:line:col`` followed by the source line and a caret (the file name
+        and the line escaped by :func:`~.ir.names.one_line`: one line each)."""
+        head = f"{self}:{self.col + 1}"
         if not self.text:
             return head
         stripped = self.text.lstrip()
         caret_col = max(0, self.col - (len(self.text) - len(stripped)))
-        return f"{head}\n    {stripped.rstrip()}\n    {' ' * caret_col}^"
+        caret_col = len(one_line(stripped[:caret_col]))
+        return f"{head}\n    {one_line(stripped.rstrip())}\n    {' ' * caret_col}^"
 
 
 class AdCompilerError(Exception):

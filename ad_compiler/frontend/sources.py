@@ -24,7 +24,7 @@ from ..errors import SourceLoc, UnsupportedSyntaxError
 
 _LOCK = threading.Lock()
 _VERIFIED: dict[str, list] = {}          # file -> the lines verified last
-_INDEX: dict[tuple, dict] = {}           # (file, text, ...) -> {(first line, name): [code ...]}
+_INDEX: dict[tuple, dict] = {}           # (file, text, ...) -> {first line: [code ...]}
 #: the code flags of ``from __future__`` imports (exec'd code may inherit them)
 _FUTURE = 0
 for _name in __future__.all_feature_names:
@@ -36,7 +36,8 @@ def file_lines(fn) -> list[str]:
     code = fn.__code__
     file = code.co_filename
     with _LOCK:
-        candidates = [_VERIFIED.get(file)]
+        # a pseudo-file (<doctest ...>, exec'd code) is only what linecache holds now
+        candidates = [None if file.startswith("<") else _VERIFIED.get(file)]
         entry = linecache.cache.get(file)
         candidates.append(entry[2] if entry else None)
         linecache.checkcache(file)  # drops an entry whose file changed on disk
@@ -51,7 +52,8 @@ def file_lines(fn) -> list[str]:
                 return lines
     if not seen:
         raise UnsupportedSyntaxError(
-            f"cannot read the source of {fn.__qualname__!r}: no source file {file!r}",
+            f"cannot read the source of {fn.__qualname__!r}: its file cannot be read",
+            SourceLoc(file, code.co_firstlineno),
             hint="define the function in a .py file (source typed at an interactive "
                  "prompt or built with exec cannot be compiled)")
     lines = seen[-1]
@@ -77,7 +79,17 @@ def _defines(lines, file: str, code, pytest_rewritten: bool) -> bool:
         index = _INDEX[key] = _index(text, file, pytest_rewritten, flags)
         if len(_INDEX) > 256:  # texts of edited files are not needed for long
             del _INDEX[next(iter(_INDEX))]
-    return any(c == code for c in index.get((code.co_firstlineno, code.co_name), ()))
+    return any(_same(c, code) for c in index.get(code.co_firstlineno, ()))
+
+
+def _same(candidate, code) -> bool:
+    """Equal code objects, except for the name (a function renamed after loading)."""
+    names = {"co_name": code.co_name}
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = code.co_qualname
+    if any(getattr(candidate, k) != v for k, v in names.items()):
+        candidate = candidate.replace(**names)
+    return candidate == code
 
 
 def _index(text: str, file: str, pytest_rewritten: bool, flags: int) -> dict:
@@ -93,6 +105,6 @@ def _index(text: str, file: str, pytest_rewritten: bool, flags: int) -> dict:
     stack = [top]
     while stack:
         c = stack.pop()
-        index.setdefault((c.co_firstlineno, c.co_name), []).append(c)
+        index.setdefault(c.co_firstlineno, []).append(c)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return index

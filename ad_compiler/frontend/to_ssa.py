@@ -33,7 +33,6 @@ from ..ad import rules
 from ..errors import InvalidOperandError, UnsupportedOperationError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
-from ..ir.names import sanitize
 from . import operators, resolve
 from .builtin_calls import BuiltinLifter
 from .captured import CaptureLifter, Captures
@@ -92,7 +91,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         v = self._param_values.get(id(param))
         if v is None:
             from ..tensor import unwrap
-            hint = sanitize(getattr(param, "name", None) or "param")
+            hint = str(getattr(param, "name", None) or "param")
             v = self.new_arg(AType.of(np.asarray(unwrap(param))), hint)
             self.params.append(param)
             self._param_values[id(param)] = v
