@@ -91,6 +91,8 @@ def hold(obj):
 
 
 class Strong:
+    """Holds an object strongly, with the call interface of a weak reference."""
+
     __slots__ = ("obj",)
 
     def __init__(self, obj):
@@ -311,7 +313,7 @@ class CaptureLifter:
             if arr.dtype.kind in "biu":  # masks and indices: the code specialises on them
                 where.kind, where.expected = "content", (type(obj), arr.shape, arr.dtype,
                                                          arr.tobytes())
-                value = self._captured_values[id(where)] = self.array_const(arr, hint)
+                value = self._captured_values[id(where)] = self.array_const(arr.copy(), hint)
                 self._folded.append(where)
                 return value
             where.kind = "array" if isinstance(obj, np.ndarray) else "tensor"
@@ -331,7 +333,8 @@ class CaptureLifter:
         a mutable default (an array, a list ...) is read at call time or guarded;
         an immutable one is folded (rebinding ``fn.__defaults__`` is not seen)."""
         from .resolve import lift_object
-        if isinstance(value, _IMMUTABLE) or not isinstance(fn, types.FunctionType):
+        if (isinstance(value, _IMMUTABLE) or not isinstance(fn, types.FunctionType)
+                or is_library_globals(fn.__globals__)):
             return value
         caps = self.captures
         code = fn.__code__

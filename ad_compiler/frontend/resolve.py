@@ -62,7 +62,7 @@ class GlobalScope:
     """Closure cells, globals and builtins of a Python function.
 
     Reads of cells and globals are recorded as captured state (:mod:`.captured`),
-    except the globals of library code; builtins are not recorded.
+    except those of library code; builtins are not recorded.
     """
 
     def __init__(self, fn):
@@ -78,7 +78,8 @@ class GlobalScope:
                 obj = cell.cell_contents
             except ValueError:  # an empty cell: assigned later in the enclosing function
                 return UNBOUND
-            where = caps.child(caps.root(cell), ("attr", "cell_contents"), hint=name)
+            where = None if self.library else caps.child(
+                caps.root(cell), ("attr", "cell_contents"), hint=name)
         elif name in self.globals:
             obj = self.globals[name]
             where = None if self.library else caps.child(caps.root(self.globals),
