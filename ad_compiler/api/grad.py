@@ -81,6 +81,11 @@ class GradFunction:
             raise GradTypeError(f"the function to differentiate must be callable, "
                                 f"got {type(self.fn).__name__}")
         key = self._key(args)
+        entry = self._entries.get(key)
+        if entry is not None:  # the common case: compiled before, for the same state
+            state = entry.read_state(self._owner)
+            if state is not None:
+                return entry, state
 
         def lookup(stale):
             entry = self._entries.get(key)
@@ -91,7 +96,7 @@ class GradFunction:
                                                             self.weights, args), stale)
                 self._entries[key] = entry
             return entry
-        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn)
+        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:

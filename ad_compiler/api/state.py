@@ -42,13 +42,13 @@ from ..frontend.captured import Strong, matches
 ATTEMPTS = 3
 
 
-def current_entry(lookup, read, fn):
+def current_entry(lookup, read, fn, stale=None):
     """``(entry, captured arrays)`` for the captured state now.
 
     ``lookup(stale)`` returns the cached entry, or builds a new one when there is
-    none or it is ``stale``; ``read(entry)`` is the entry's captured arrays or None.
+    none or it is ``stale`` (at first the one the caller found out of date);
+    ``read(entry)`` is the entry's captured arrays or None.
     """
-    stale = None
     for _ in range(ATTEMPTS):
         entry = lookup(stale)
         state = read(entry)
