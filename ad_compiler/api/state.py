@@ -159,6 +159,8 @@ def _check(read, v: str, ns, k) -> str | None:
                 f"and {v}.__self__ is {_held(ns, f'e{k}', expected[1])}")
     if kind == "same":
         return f"{v} is {_held(ns, f'e{k}', expected)}"
+    if kind == "type":
+        return f"type({v}) is {_held(ns, f'e{k}', expected)}"
     if read.step[0] == "held" and not isinstance(read.step[1], Strong):
         return f"{v} is not None"  # a weakly held root that died
     return None

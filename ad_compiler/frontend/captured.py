@@ -21,6 +21,7 @@ so what is checked before each call (:mod:`ad_compiler.api.state`):
                with a copy taken when compiling (objects in it by identity)
 ``method``     a bound method: its function and its ``self``
 ``same``       any other object (function, class, Cell, ...): by identity
+``type``       an object a property makes anew at each read: by type
 ``path``       no check: a step towards other reads (covered by a snapshot, or
                a user module, which is not expected to be rebound)
 =============  ==================================================================
@@ -33,6 +34,7 @@ container iterated in Python) makes the entry depend on the Cell epoch
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 import weakref
@@ -135,7 +137,7 @@ class Captures:
         """The reads to repeat at call time: those with a check, and their parents."""
         needed: set[int] = set()
         for read in reversed(self.reads):  # children come after their parents
-            if id(read) in needed or read.kind not in (None, "path"):
+            if id(read) in needed or read.kind not in (None, "path", "computed"):
                 needed.add(id(read))
                 if read.parent is not None:
                     needed.add(id(read.parent))
@@ -190,7 +192,10 @@ class Captures:
         parent = self.of(obj)
         if parent is None and _is_cell(obj):
             self.needs_epoch = True
-        return self.child(parent, ("attr", name))
+        read = self.child(parent, ("attr", name))
+        if read is not None and read.kind is None and _computed(obj, name):
+            read.kind = "computed"  # classified by note()
+        return read
 
     def iterated(self, seq, items: list) -> None:
         """``for item in seq`` ran in Python over ``items``: if ``seq`` was reached
@@ -212,15 +217,20 @@ class Captures:
     # -- what a read saw -------------------------------------------------------------
     def note(self, read: Read | None, obj, kind: str | None = None) -> None:
         """Record what ``read`` saw when compiling: ``obj``, of ``kind`` (else classified)."""
-        if read is None or read.kind is not None:
+        if read is None or read.kind not in (None, "computed"):
             return
+        computed = read.kind == "computed"
         if read.parent is not None and read.parent.kind == "snapshot":
             read.kind = "path"  # the parent's snapshot already compares it
         elif kind is not None:
             read.kind, read.expected = kind, _expected(kind, obj)
         else:
             read.kind, read.expected = classify(obj)
-        if read.kind in ("same", "method", "path", "snapshot", "param"):
+        if computed and read.kind == "same":
+            # a property makes a new object per read: its type is what the code used,
+            # and what is read from it is checked by its own reads
+            read.kind, read.expected = "type", hold(type(obj))
+        if read.kind in ("same", "type", "method", "path", "snapshot", "param"):
             self._remember(obj, read)
         if read.kind == "snapshot":
             self._remember_items(obj, read)
@@ -238,6 +248,13 @@ class Captures:
                 sub = self.child(read, ("item", key))
                 if sub is not None:
                     self.note(sub, item)
+
+
+def _computed(obj, name: str) -> bool:
+    """Whether ``obj.name`` is computed by a property (or another data descriptor)
+    of its class, so that each read may give a new object."""
+    attr = inspect.getattr_static(type(obj), name, None)
+    return hasattr(type(attr), "__get__") and hasattr(type(attr), "__set__")
 
 
 def _is_cell(obj) -> bool:

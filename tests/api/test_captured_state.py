@@ -279,6 +279,39 @@ def test_attributes_of_an_object_are_read_at_call_time(api, compiles):
     check(api, g, model.loss, X)
 
 
+class Computed:
+    """Properties that make a new object or array at each read."""
+
+    def __init__(self):
+        self.k, self.w = 2.0, np.array([1.0, -1.0, 0.5])
+
+    @property
+    def config(self):
+        config = Config()
+        config.gain = self.k
+        return config
+
+    @property
+    def weights(self):
+        return self.w * 2.0
+
+    def loss(self, x):
+        return np.sum(np.sin(x) * self.weights) * self.config.gain
+
+
+def test_properties_are_read_at_call_time(api, compiles):
+    obj = Computed()
+    g = ms.grad(obj.loss)
+    check(api, g, obj.loss, X)
+    check(api, g, obj.loss, X)
+    assert len(compiles) == 1, "a new object of the same type at each read needs no compilation"
+    obj.w = np.array([3.0, 0.0, 1.0])
+    check(api, g, obj.loss, X)
+    obj.k = -1.0
+    check(api, g, obj.loss, X)
+    assert len(compiles) == 2
+
+
 MODEL = Model()
 
 
