@@ -266,7 +266,7 @@ def classify(obj):
     """``(kind, expected)`` of a static object (see the module docstring)."""
     if isinstance(obj, _IMMUTABLE):
         return "equal", obj
-    if type(obj) in (list, dict, set, frozenset) or isinstance(obj, tuple):
+    if isinstance(obj, (list, tuple, dict, set, frozenset)):
         return "snapshot", snapshot(obj)
     if isinstance(obj, types.ModuleType):
         return "path", None
@@ -288,12 +288,12 @@ def _expected(kind: str, obj):
 def snapshot(obj):
     """A copy of ``obj`` that :func:`matches` compares with: containers item by item,
     immutable values by value, other objects by identity (held as :func:`hold` does)."""
-    if isinstance(obj, _IMMUTABLE) or type(obj) in (set, frozenset):
-        return ("value", type(obj), frozenset(obj) if type(obj) is set else obj)
+    if isinstance(obj, _IMMUTABLE) or isinstance(obj, (set, frozenset)):
+        return ("value", type(obj), frozenset(obj) if isinstance(obj, set) else obj)
     if isinstance(obj, (list, tuple)):
         return ("seq", type(obj), tuple(snapshot(item) for item in obj))
-    if type(obj) is dict:
-        return ("dict", dict, tuple((k, snapshot(v)) for k, v in obj.items()))
+    if isinstance(obj, dict):  # OrderedDict too
+        return ("dict", type(obj), tuple((k, snapshot(v)) for k, v in obj.items()))
     return ("object", None, hold(obj))
 
 
