@@ -455,6 +455,30 @@ def test_attributes_of_a_slots_object_are_read_at_call_time(api, compiles):
     assert len(compiles) == 2
 
 
+class Hostile:
+    """Attribute names and keys that are not identifiers."""
+
+    NAME = "w\nimport os; os._exit(3)"
+
+    def __init__(self):
+        setattr(self, self.NAME, np.array([1.0, 2.0, 3.0]))
+        self.table = {"k'] + 1 #": 2.0}
+
+    def loss(self, x):
+        return np.sum(x * getattr(self, Hostile.NAME)) * self.table["k'] + 1 #"]
+
+
+def test_names_read_from_objects_never_become_code(api):
+    obj = Hostile()
+    g = ms.grad(obj.loss)
+    check(api, g, obj.loss, X)
+    setattr(obj, Hostile.NAME, np.array([-1.0, 0.0, 4.0]))
+    obj.table["k'] + 1 #"] = -3.0
+    check(api, g, obj.loss, X)
+    source = g.entry_for((X,)).reader.source
+    assert "import" not in source and "k'" not in source
+
+
 # -- other transforms ------------------------------------------------------------------
 
 def test_a_gradient_inside_a_compiled_function_reads_the_state_now(api, restore_globals):
