@@ -96,7 +96,8 @@ class GradFunction:
                                                             self.weights, args), stale)
                 self._entries[key] = entry
             return entry
-        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry)
+        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry,
+                             self._owner)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:

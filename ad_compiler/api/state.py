@@ -42,7 +42,7 @@ from ..frontend.captured import Strong, matches
 ATTEMPTS = 3
 
 
-def current_entry(lookup, read, fn, stale=None):
+def current_entry(lookup, read, fn, stale=None, owner=None):
     """``(entry, captured arrays)`` for the captured state now.
 
     ``lookup(stale)`` returns the cached entry, or builds a new one when there is
@@ -55,10 +55,14 @@ def current_entry(lookup, read, fn, stale=None):
         if state is not None:
             return entry, state
         stale = entry
+    what = changed_read(stale.captured, owner) if getattr(stale, "captured", None) else None
     raise GradRuntimeError(
-        f"what {getattr(fn, '__qualname__', fn)!r} reads from outside (globals, closure "
-        f"variables, attributes) changed while it was being compiled, {ATTEMPTS} times",
-        hint="do not change them while another thread calls the gradient for the first time")
+        f"{'what ' if what is None else what.describe() + ', which '}"
+        f"{getattr(fn, '__qualname__', fn)!r} reads from outside, was different again "
+        f"after each of {ATTEMPTS} compilations",
+        hint="pass a value that changes at every read (a property computing a new number) "
+             "as an argument instead, and do not change captured values while another "
+             "thread compiles the gradient")
 
 
 def make_reader(state):
@@ -77,16 +81,28 @@ def make_reader(state):
     return read
 
 
+def changed_read(state, owner):
+    """The first read of ``state`` whose check fails now (for messages), or None."""
+    ns: dict = {}
+    body, _ = reader_code(state, ns, "return {k}")
+    source = ("def which(owner):\n    try:\n" + indent(body, 8)
+              + "    except Exception:\n        return None\n    return None\n")
+    exec(compile(source, "<ad_compiler captured state>", "exec"), ns)  # noqa: S102
+    k = ns["which"](owner)
+    return None if k is None else state.reads[k]
+
+
 def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
     """The statements that read and check ``state`` (running ``fail`` when a check
-    fails; exceptions are the caller's to catch) and the expressions of the captured
-    arrays. The objects they use are put in ``ns``; ``owner`` must be defined."""
+    fails, with ``{k}`` replaced by the index of the read; exceptions are the
+    caller's to catch) and the expressions of the captured arrays. The objects they
+    use are put in ``ns``; ``owner`` must be defined."""
     ns.update(ndarray=np.ndarray, MethodType=types.MethodType, matches=matches)
     body = []
     if state.epoch is not None:
         from ..nn import cell as cell_module
         ns["cells"] = cell_module
-        body.append(f"if cells.EPOCH != {int(state.epoch)}:\n    {fail}")
+        body.append(f"if cells.EPOCH != {int(state.epoch)}:\n    {fail.replace('{k}', 'None')}")
     names: dict[int, str] = {}
     for k, read in enumerate(state.reads):
         if read.parent is None and isinstance(read.step[-1], Strong):
@@ -96,7 +112,7 @@ def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
         body.append(f"{name} = {_access(read, names, ns, k)}")
         check = _check(read, name, ns, k)
         if check:
-            body.append(f"if not ({check}):\n    {fail}")
+            body.append(f"if not ({check}):\n    {fail.replace('{k}', str(k))}")
     return "\n".join(body), [_output(names[id(r)], r) for r in state.arrays]
 
 

@@ -312,6 +312,28 @@ def test_properties_are_read_at_call_time(api, compiles):
     assert len(compiles) == 2
 
 
+class Ticking:
+    """A property that gives a new number at each read cannot be folded."""
+
+    def __init__(self):
+        self.ticks = 0
+
+    @property
+    def k(self):
+        self.ticks += 1
+        return float(self.ticks)
+
+    def loss(self, x):
+        return np.sum(x) * self.k
+
+
+def test_a_value_that_changes_at_every_read_is_an_error_naming_it():
+    with pytest.raises(RuntimeError, match=r"self\.k, which 'Ticking.loss' reads from "
+                                           r"outside, was different again") as info:
+        ms.grad(Ticking().loss)(X)
+    assert "as an argument" in str(info.value)
+
+
 MODEL = Model()
 
 
