@@ -77,9 +77,7 @@ class GradFunction:
 
     def entry_and_state(self, args):
         """``(entry, captured arrays)``: the entry valid for the captured state now."""
-        if not callable(self.fn):
-            raise GradTypeError(f"the function to differentiate must be callable, "
-                                f"got {type(self.fn).__name__}")
+        check_callable(self.fn)
         key = self._key(args)
         entry = self._entries.get(key)
         if entry is not None:  # the common case: compiled before, for the same state
@@ -149,6 +147,16 @@ class GradFunction:
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
+
+
+def check_callable(fn) -> None:
+    """A :class:`GradTypeError` unless ``fn`` can be differentiated at all (is callable)."""
+    if callable(fn):
+        return
+    shown = "None" if fn is None else f"{type(fn).__name__} {fn!r}"[:80]
+    raise GradTypeError(f"the function to differentiate must be callable (a function, a method "
+                        f"or a Cell), but got {shown}",
+                        hint="pass the function itself, e.g. grad(f)(x), not grad(f(x))")
 
 
 def _check_bool(name, value):
@@ -240,7 +248,17 @@ def _make_config(grad_position, weights, has_aux, return_ids, with_value):
                   "grad", weights is not None and not isinstance(weights, (list, tuple)))
 
 
-def grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+class _Decorating:
+    """The default of ``fn`` in :func:`grad`: no function yet, used as ``@grad(...)``."""
+
+    def __repr__(self) -> str:
+        return "<none: used as a decorator>"
+
+
+_DECORATING = _Decorating()
+
+
+def grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """The gradient function of ``fn`` w.r.t. the inputs at ``grad_position`` and ``weights``.
 
     Also a decorator: ``@grad`` or ``@grad(grad_position=(0, 1))``.
@@ -261,12 +279,13 @@ def grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False
         array([2., 4.])
     """
     config = _make_config(grad_position, weights, has_aux, return_ids, False)
-    if fn is None:
+    if fn is _DECORATING:
         return lambda f: GradFunction(f, config, weights)
     return GradFunction(fn, config, weights)
 
 
-def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+def value_and_grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False,
+                   return_ids=False):
     """Like :func:`grad`, but the function returns ``(value, grads)``; value is ``fn``'s output.
 
     Example:
@@ -276,7 +295,7 @@ def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return
         (np.float64(9.0), array([6.]))
     """
     config = _make_config(grad_position, weights, has_aux, return_ids, True)
-    if fn is None:
+    if fn is _DECORATING:
         return lambda f: GradFunction(f, config, weights)
     return GradFunction(fn, config, weights)
 

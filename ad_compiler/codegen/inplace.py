@@ -50,11 +50,25 @@ def _plan_block(block: Block, owned_args: set, reuse: dict) -> None:
         forms = rules.get(op.prim).inplace if op.prim in rules.PRIMITIVES else {}
         for k in sorted(forms):
             v = op.inputs[k]
-            # other inputs may be this buffer too (x + x) or views of it: NumPy's ufuncs
-            # handle overlapping memory, and the whole group is dead after this op
-            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i:
+            # other inputs may be this buffer too (x + x), and the whole group is dead
+            # after this op; a *view* of it among the other inputs is read while the
+            # buffer is written, which only NumPy's ufuncs make safe (an assignment
+            # ``x[i] = x[j]`` copies element by element)
+            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i \
+                    and not _reads_a_view(op, k, root):
                 reuse[id(op)] = k
                 break
+
+
+def _reads_a_view(op, k: int, root) -> bool:
+    """Whether an input other than ``k`` is a view of input ``k``'s buffer, for an op
+    whose in-place form is not a ufunc call from its template (those handle
+    overlapping memory)."""
+    if isinstance(rules.get(op.prim).emit, str):
+        return False
+    v = op.inputs[k]
+    return any(w is not v and root.get(id(w)) == root.get(id(v))
+               for j, w in enumerate(op.inputs) if j != k)
 
 
 def _owned_carried(op, i: int, owned: set, last: dict, root: dict) -> set:

@@ -23,6 +23,8 @@ Contract (used by the API layer):
 * ``lifted.out_tree`` is the returned structure; Value leaves are indices into
   ``lifted.function.outputs``, other leaves :class:`Static`.
 * ``lifted.n_inputs`` is the number of AType leaves.
+* ``lifted.loc`` is where the result comes from: the top-level function's last
+  ``return`` lifted, else its ``def`` (or lambda) line.
 * ``fn`` is lifted through its lowering if it has one (a gradient function, an
   op object), else as a Cell (``type(fn).construct`` with ``self`` bound), a
   bound method, or a plain function: the same order as calls inside lifted code.
@@ -45,7 +47,7 @@ from ..ir.core import AType, Function
 from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
-from .resolve import GlobalScope, Scope, is_cell, local_names
+from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves
 from .to_ssa import Lifter
 
@@ -61,6 +63,7 @@ class Lifted:
     out_tree: Any
     n_inputs: int
     captured: CapturedState
+    loc: Any = None
 
 
 def lift(fn, arg_specs) -> Lifted:
@@ -77,7 +80,7 @@ def lift(fn, arg_specs) -> Lifted:
     args[n_inputs:] = ([lifter.parameter_value(p) for p in lifter.params]
                        + lifter.captured_arg_values())
     return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
-                  lifter.captures.freeze())
+                  lifter.captures.freeze(), lifter.return_loc or lifter.function.loc)
 
 
 def owner_of(fn):
@@ -113,7 +116,7 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return call_with_bprop(lifter, fn, values, {})
     if is_cell(fn):
-        return _lift_function(lifter, type(fn).construct, specs, fn)
+        return _lift_function(lifter, construct_of(fn), specs, fn)
     if inspect.ismethod(fn):
         return _lift_function(lifter, fn.__func__, specs, fn.__self__)
     if inspect.isfunction(fn):
@@ -136,7 +139,10 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         bound = sig.bind(*head, *specs)
     except TypeError as exc:
         raise GradTypeError(f"{fn.__qualname__}() cannot take {len(specs)} arguments: {exc}",
-                            lifter.function.loc) from None
+                            lifter.function.loc,
+                            hint=f"call the gradient function with the inputs of "
+                                 f"{fn.__qualname__}{_shown_signature(sig, head)} (with "
+                                 "sens_param=True, then the sensitivity)") from None
     args = list(head)
     for name, spec in list(bound.arguments.items())[len(head):]:
         value = spec_to_values(spec, name, lifter.new_arg)
@@ -148,6 +154,11 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         lifter.captures.owner(owner)
     return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
                             (id(fn.__code__), id(owner)), fn.__qualname__, fn)
+
+
+def _shown_signature(sig, head) -> inspect.Signature:
+    """``sig`` without the parameters bound already (``self``)."""
+    return sig.replace(parameters=list(sig.parameters.values())[len(head):])
 
 
 def _function_name(fn) -> str:

@@ -405,7 +405,8 @@ class CaptureLifter:
                 if self._captured_values[id(read)] is value:
                     return read
             op = getattr(value, "producer", None)
-            if op is None or not op.inputs or not rules.get(op.prim).aliases(op):
+            prim = None if op is None else rules.PRIMITIVES.get(op.prim)  # None: if, loops
+            if prim is None or not op.inputs or not prim.aliases(op):
                 return None
             value = op.inputs[0]
         return None

@@ -164,6 +164,9 @@ class LoopLifter(CarryLifter):
             except Retry as retry:
                 for k, t in retry.promote.items():
                     plan.inits[k] = convert(self.b, original[k], t, plan.hints[k])
+                if retry.carry or retry.split or retry.loosen:
+                    self.recarry(plan, before, retry.carry, retry.split, retry.loosen)
+                    original = original + plan.inits[len(original):]
                 if retry.result is not ABSENT:
                     self._carry(plan, RESULT, zeros_tree(self.b, retry.result))
                     original = original + plan.inits[len(original):]

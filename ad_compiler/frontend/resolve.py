@@ -109,6 +109,12 @@ def cell_class():
     return Cell
 
 
+def construct_of(cell):
+    """The ``construct`` of a Cell's class (an error naming the Cell if it has none)."""
+    from ..nn.cell import construct_of
+    return construct_of(cell)
+
+
 def tensor_class():
     from ..tensor import Tensor
     return Tensor
