@@ -318,7 +318,7 @@ def matches(obj, snap) -> bool:
 
 class CaptureLifter:
     """Mixin of :class:`~.to_ssa.Lifter`: captured arrays become inputs read at call
-    time, and nothing writes into them."""
+    time (inputs are never written: :mod:`.alias` refuses that, as for folded ones)."""
 
     def captured_array(self, obj, where: Read, hint: str | None = None):
         """The input of the array (ndarray or Tensor) ``obj`` read through ``where``."""
@@ -330,8 +330,8 @@ class CaptureLifter:
             if arr.dtype.kind in "biu":  # masks and indices: the code specialises on them
                 where.kind, where.expected = "content", (type(obj), arr.shape, arr.dtype,
                                                          arr.tobytes())
-                value = self._captured_values[id(where)] = self.array_const(arr.copy(), hint)
-                self._folded.append(where)
+                value = self.note_foreign(self.array_const(arr.copy(), hint))
+                self._captured_values[id(where)] = value
                 return value
             where.kind = "array" if isinstance(obj, np.ndarray) else "tensor"
             where.expected, where.atype = type(obj), AType.of(arr)
@@ -393,37 +393,3 @@ class CaptureLifter:
             value = self._captured_values.get(id(new))
             values.append(value if value is not None else self.captured_input(new, read.hint))
         return values
-
-    def captured_read_of(self, value):
-        """The read whose array ``value`` is (through views of it), or None."""
-        from ..ad import rules
-        while value is not None:
-            for param in self.params:
-                if self._param_values[id(param)] is value:
-                    return param
-            for read in self.captures.arrays + self._folded:
-                if self._captured_values[id(read)] is value:
-                    return read
-            op = getattr(value, "producer", None)
-            prim = None if op is None else rules.PRIMITIVES.get(op.prim)  # None: if, loops
-            if prim is None or not op.inputs or not prim.aliases(op):
-                return None
-            value = op.inputs[0]
-        return None
-
-    def check_not_captured(self, value, what: str, ndarray_only: bool = False) -> None:
-        """Writing into a captured array (or a view of one) would change it in
-        Python; the compiled function cannot, so it refuses. (``ndarray_only``:
-        ``+=`` writes into an ndarray, while a Tensor's makes a new Tensor.)"""
-        from ..errors import UnsupportedOperationError
-        read = self.captured_read_of(value)
-        if read is None or ndarray_only and getattr(read, "kind", None) not in ("array",
-                                                                                "content"):
-            return
-        name = read.describe() if isinstance(read, Read) else f"Parameter {read.name!r}"
-        raise UnsupportedOperationError(
-            f"{what} writes into {name}, an array read from outside the function: the "
-            "compiled function cannot change it in place",
-            hint=f"work on a copy (w = {name}.copy()) and return it, or change it outside "
-                 "the compiled function" if isinstance(read, Read) else
-                 "update Parameters outside the compiled function (set_data, or an optimizer)")

@@ -88,7 +88,6 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
         self._captured_values: dict[int, Value] = {}
-        self._folded: list = []         # captured int/bool arrays, folded into constants
         self._own: list = []            # keeps containers alive so their ids stay unique
         self.own_ids: set[int] = set()  # containers built by the lifted code, changeable here
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
@@ -212,7 +211,6 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         target = node.target
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
-            self.check_not_captured(current, "this augmented assignment", ndarray_only=True)
             value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
             if is_array_leaf(current) and isinstance(value, Value):
                 # ``y += v`` on an array writes into it: every name of ``y`` sees it
@@ -351,7 +349,6 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
             unwrap(old)[index] = value  # a static array written with static values
             return
         current = old if isinstance(old, Value) else self.array_const(old)
-        self.check_not_captured(current, "this item assignment")
         self.check_overlap(current, index, value)
         new = lower(self.b, current, index, value)
         if isinstance(node, gast.Subscript):  # x[i][j] = v is x[i] = (x[i] with [j] = v)
