@@ -2,7 +2,10 @@
 
 A gradient function (:class:`GradFunction`) compiles ``fn`` once per input
 signature and caches the result weakly on ``fn`` (see codegen/cache.py); every
-later call with the same signature is a dict lookup plus the generated code.
+later call with the same signature is a dict lookup, the reads and checks of
+what ``fn`` reads from outside (api/state.py), plus the generated code. When a
+check fails (a global or attribute the code specialised on changed), the entry
+is compiled again.
 
 Example:
     >>> import numpy as np
