@@ -35,9 +35,18 @@ from ..ir.core import AType, Value
 from .values import flatten
 
 
+class _Loose:
+    def __repr__(self) -> str:
+        return "LOOSE"
+
+
+#: the index of a view whose relation to its parent is only known at run time
+LOOSE = _Loose()
+
+
 class View:
     """``child`` shares memory with ``parent``: exactly ``parent[index]``, or, with
-    ``index`` None, in a way only known at run time."""
+    ``index`` LOOSE, in a way only known at run time."""
 
     __slots__ = ("child", "parent", "index")
 
@@ -69,7 +78,7 @@ class AliasLifter:
                 rules.get(v.producer.prim).aliases(v.producer):
             v = v.producer.inputs[0]
         if v is not result and isinstance(v, Value):
-            self.note_view(result, v, None)
+            self.note_view(result, v, LOOSE)
 
     def note_foreign(self, value):
         if isinstance(value, Value):
@@ -106,7 +115,7 @@ class AliasLifter:
         self._check_appended(old)
         view = self.views.get(id(old)) if isinstance(old, Value) else None
         if view is not None:
-            if view.index is None:
+            if view.index is LOOSE:
                 if self._family_held(view.parent, old):
                     raise self._ambiguous(old, view.parent)
             else:
@@ -126,7 +135,7 @@ class AliasLifter:
         view = self.views.get(id(value)) if isinstance(value, Value) else None
         if view is None or view.parent is not target:
             return
-        if view.index is None:
+        if view.index is LOOSE:
             raise UnsupportedOperationError(
                 "the right side of this assignment may share memory with the array it "
                 "writes, so NumPy's result would depend on the order it copies elements in",
@@ -156,7 +165,7 @@ class AliasLifter:
             child = view.child
             if not self._held(child):
                 continue
-            if view.index is None:
+            if view.index is LOOSE:
                 raise self._ambiguous(child, old)
             fresh = self.index_value(new, view.index)
             self.note_view(fresh, new, view.index)
@@ -166,8 +175,9 @@ class AliasLifter:
     def _ambiguous(self, a, b) -> UnsupportedOperationError:
         return UnsupportedOperationError(
             f"this writes into {self._shown(a)}, which may share memory with "
-            f"{self._shown(b)} (a reshape, transpose or other view): whether NumPy "
-            "returns a view or a copy there depends on the memory layout at run time",
+            f"{self._shown(b)} or may not, depending on the run-time memory layout (a "
+            "reshape or transpose is a view or a copy) or on which path ran before (a "
+            "name bound to the same array only on some paths or iterations)",
             hint="make the copy explicit with .copy() where one array is derived from "
                  "the other, or write before taking the view")
 
@@ -177,8 +187,10 @@ class AliasLifter:
             return
         is_input = any(root is a for a in self.function.body.args)
         if is_input or id(root) in self.foreign:
+            shown = self._shown(old)
             raise UnsupportedOperationError(
-                f"this writes into {self._shown(old)}, an array the function does not own "
+                f"this writes into {'' if shown == 'an array' else shown + ', '}an array "
+                "the function does not own "
                 "(an input, a Parameter or an array read from outside): compiled code "
                 "does not change its caller's arrays",
                 hint="copy it first (y = x.copy()) and write into the copy, or return "

@@ -25,7 +25,7 @@ from ..ir.core import Value
 from .desugar import (BROKE, CONTINUED, FLAGS, RESULT, RETURNED, hint_of, signal_to_flags,
                       sure_signal)
 from .iterables import Appender, LoopList
-from .alias import is_array_leaf
+from .alias import LOOSE, is_array_leaf
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, placeholder, same_static, type_of, unflatten, unify, zeros)
 
@@ -75,7 +75,7 @@ class Plan:
         self.keep: list = []        # the leaves ``shared`` keys, kept alive
         self.split: set = set()     # names that stop sharing their array in the loop
         self.loosened: set = set()  # (child, parent) slots whose view the body breaks
-        self.views: list = []       # (child slot, parent slot, index or None)
+        self.views: list = []       # (child slot, parent slot, index or LOOSE)
 
     def flag_args(self, args) -> list:
         return [args[c.slots[0]] for c in self.carries if c.name in (RETURNED, BROKE)]
@@ -207,12 +207,12 @@ class CarryLifter:
                 continue
             outside = self.held_elsewhere(init, [f for f, _ in plan.outer])
             if outside is not None:
-                self.note_view(args[offset + k], outside, None)
+                self.note_view(args[offset + k], outside, LOOSE)
                 continue
             for j, other in enumerate(plan.inits[:k]):  # the earlier one is the root
                 if is_array_leaf(other) and self.related(init, other) \
                         and self.root(args[offset + j]) is not args[offset + k]:
-                    self.note_view(args[offset + k], args[offset + j], None)
+                    self.note_view(args[offset + k], args[offset + j], LOOSE)
                     break
 
     def next_values(self, plan, args) -> list:

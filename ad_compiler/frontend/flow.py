@@ -40,7 +40,7 @@ from ..ir.core import Block, ListType, Value
 from . import operators
 from .desugar import (CONTINUED, FLAGS, PSEUDO, RESULT, RETURNED, VALUE, hint_of,
                       signal_to_flags, sure_signal)
-from .alias import is_array_leaf
+from .alias import LOOSE, is_array_leaf
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, same_static, type_of, unflatten, unify, zeros)
 
@@ -351,14 +351,14 @@ class FlowLifter:
             for target, px, py in candidates:
                 vx, vy = self.views.get(id(x)), self.views.get(id(y))
                 if vx is not None and vy is not None and vx.parent is px and \
-                        vy.parent is py and vx.index is not None and vx.index == vy.index:
+                        vy.parent is py and vx.index is not LOOSE and vx.index == vy.index:
                     self.note_view(results[i], target, vx.index)
                     break
                 if loose is None and (self.related(x, px) or self.related(y, py)):
                     loose = target
             else:
                 if loose is not None:
-                    self.note_view(results[i], loose, None)
+                    self.note_view(results[i], loose, LOOSE)
 
     def _emit_if(self, cond, then: Branch, other: Branch, slots) -> list:
         def region(branch, k):

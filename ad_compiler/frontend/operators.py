@@ -130,8 +130,8 @@ def unary(b, op_type, operand):
         return _UNARY_PY[op_type](operand)
     if op_type is gast.USub:
         return apply(b, operator.neg, "neg", "-", operand)
-    if op_type is gast.UAdd:
-        return operand
+    if op_type is gast.UAdd:  # np.positive: a new array (a number stays itself)
+        return b.copy(operand) if b.type_of(operand).ndim else operand
     if op_type is gast.Invert:
         return apply(b, operator.invert, "invert", "~", operand)
     return logical_not(b, operand)

@@ -152,7 +152,7 @@ def lift_object(obj, lifter, hint: str | None = None, where=None):
         return lifter.parameter_value(obj)
     if is_array(obj):
         if where is None:
-            return lifter.array_const(obj, hint)
+            return lifter.note_foreign(lifter.array_const(obj, hint))
         return lifter.captured_array(obj, where, hint)
     if _is_plain_sequence(obj) and _holds_data(obj):
         caps.note(where, obj, "seq")

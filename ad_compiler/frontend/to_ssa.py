@@ -336,30 +336,23 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
 
     def store_into_value(self, node, old, index, value) -> None:
         """``old[index] = value`` for an array ``old`` (a Value, or a static array
-        that becomes a constant): the names of ``old`` now name the result."""
+        that becomes a constant when a run-time value is written into it)."""
         lower = rules.METHODS.get("__setitem__")
         if lower is None:
             raise UnsupportedOperationError(
                 "item assignment into an array is not supported: it needs the "
                 "'__setitem__' lowering, which is not declared",
                 hint="compute a new array instead (np.where(mask, new, x), np.concatenate)")
-        if not isinstance(old, Value) and not holds_value(value) and not holds_value(index) \
-                and not isinstance(node, gast.Subscript):
+        if not isinstance(old, Value) and not holds_value(value) and not holds_value(index):
             from ..tensor import unwrap
             unwrap(old)[index] = value  # a static array written with static values
             return
         current = old if isinstance(old, Value) else self.array_const(old)
         self.check_overlap(current, index, value)
         new = lower(self.b, current, index, value)
-        if isinstance(node, gast.Subscript):  # x[i][j] = v is x[i] = (x[i] with [j] = v)
-            outer, outer_index = self.expr(node.value), self.expr(node.slice)
-            self.store_item(node, outer, outer_index, new)
-            return
-        if not isinstance(node, gast.Name):
-            raise UnsupportedOperationError(
-                "item assignment into an array that is not a local variable",
-                hint="copy it into a variable first: y = self.w.copy(); y[i] = v")
-        self.write(old, new)  # every name of the old array sees the update
+        # every holder of the old array sees the update: its names, the lists and
+        # dicts holding it, and the array it is a view of (``x[i][j] = v``)
+        self.write(old, new)
 
 
 def _may_change(array) -> bool:

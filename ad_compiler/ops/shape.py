@@ -282,10 +282,17 @@ def lower_reshape_method(b, x, *shape, order="C"):
 
 
 @lowering(np.ravel)
-@method("ravel", "flatten")
+@method("ravel")
 def lower_ravel(b, a, order="C"):
     _c_order(order, "ravel")
     return reshape_to(b, a, (-1,))
+
+
+@method("flatten")
+def lower_flatten(b, a, order="C"):
+    """``x.flatten()``: always a new array (``ravel`` may be a view)."""
+    _c_order(order, "flatten")
+    return b.copy(reshape_to(b, a, (-1,)))
 
 
 @lowering(np.broadcast_to)

@@ -146,7 +146,67 @@ def times_one_is_a_new_array(m):
     return np.sum(b * b)
 
 
+def copies_are_new_arrays(x):
+    y = x * 1.0
+    a, b, c, d = np.array(y), y.astype(np.float64), y.flatten(), +y
+    for z in (a, b, c, d):
+        z[0] = 5.0 * x[2]  # none of these reaches y
+    return np.sum(y * x) + np.sum(a * b * c * d)
+
+
+def asarray_and_ravel_are_the_array(x):
+    y = x * 1.0
+    a, r = np.asarray(y), y.ravel()
+    a[0] = 5.0 * x[2]      # y itself
+    r[1] = 2.0 * x[0]      # a 1-d ravel is y itself
+    return np.sum(y * x)
+
+
+def nested_store_through_containers(x):
+    y = x * 1.0
+    d = {"a": y, "b": [y]}
+    d["a"][0] = 3.0 * x[1]
+    d["b"][0][2] = x[0] * x[1]
+    return np.sum(y * x)
+
+
+def nested_store_into_row(m):
+    b = m * 1.0
+    b[1][2] = m[0, 0] * 3.0  # b[1] is a view: the write reaches b
+    b[[0, 2]][0] = 100.0     # an int-array index is a copy: b is unchanged
+    return np.sum(b * m)
+
+
+def view_of_none_index(x):
+    y = x * 1.0
+    z = y[None]
+    z[0, 2] = 4.0 * x[0]
+    return np.sum(y * x)
+
+
+def view_in_branches(x):
+    y = x * 1.0
+    v = y[1:]
+    if np.sum(x) > 0.0:
+        v[0] = 2.0 * x[0]
+    else:
+        y[1] = 3.0 * x[2]
+    return np.sum(v * x[:2]) + np.sum(y)
+
+
+def view_in_while(x):
+    y = x * 1.0
+    v = y[1:]
+    k = 0
+    while k < 2:
+        v *= 1.5
+        k += 1
+    return np.sum(y * x)
+
+
 @pytest.mark.parametrize("fn", [
+    copies_are_new_arrays, asarray_and_ravel_are_the_array,
+    nested_store_through_containers, view_of_none_index, view_in_branches, view_in_while,
     aug_through_alias, item_through_alias_in_loop, item_through_alias_in_branch,
     alias_split_in_loop, helper_writes_its_argument, list_holds_the_array,
     folded_buffer_written_later, aug_keeps_dtype, view_sees_later_write,
@@ -157,7 +217,7 @@ def test_vectors(api, fn):
 
 
 @pytest.mark.parametrize("fn", [view_of_matrix_row, no_overlap_self_assignment,
-                                times_one_is_a_new_array])
+                                times_one_is_a_new_array, nested_store_into_row])
 def test_matrices(api, fn):
     check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
 
@@ -207,7 +267,27 @@ def aliased_then_split_after_write(x):
     return np.sum(y * a)
 
 
+G = np.array([1.0, 2.0, 3.0])
+
+
+def writes_into_global(x):
+    G[0] = x[0]
+    return np.sum(G * x)
+
+
+def same_array_on_one_path(x):
+    y = x * 1.0
+    if np.sum(x) > 0.0:
+        a = y
+    else:
+        a = y * 2.0
+    a[0] = 7.0             # reaches y on one path only
+    return np.sum(y * x)
+
+
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_into_global, X, "does not own"),
+    (same_array_on_one_path, X, "may share memory"),
     (writes_into_input, X, "does not own"),
     (aug_into_input, X, "does not own"),
     (writes_under_transpose, np.eye(3), "may share memory"),
