@@ -13,6 +13,7 @@ written for MindSpore keeps working.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .ir.names import one_line
@@ -60,6 +61,18 @@ class AdCompilerError(Exception):
         if self.hint:
             text += f"\nhint: {self.hint}"
         return text
+
+
+@contextmanager
+def located(loc: SourceLoc | None):
+    """Errors raised inside without a location get ``loc`` (an op's, in a VJP rule)."""
+    try:
+        yield
+    except AdCompilerError as exc:
+        if exc.loc is None and loc is not None:
+            exc.loc = loc
+            exc.args = (exc._render(),)
+        raise
 
 
 class UnsupportedSyntaxError(AdCompilerError, RuntimeError):

@@ -112,9 +112,14 @@ def pack(gf, entry, outs, args, kinds):
         inputs.append(unflatten_like(args[p], conv))
     weights = [_weight_grad(w, j, it) for w, j in zip(entry.weights, entry.weight_index)]
     value = None
-    if entry.n_value_outs:
+    if _wants_value(gf.config):
         value = _value(entry.out_tree, outs, TENSOR in kinds or hasattr(gf.fn, "construct"))
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _wants_value(config) -> bool:
+    """The forward output is returned (it may be all compile-time constants: no IR output)."""
+    return config.with_value or config.has_aux
 
 
 def _weight_grad(w, j, it):
@@ -131,7 +136,7 @@ def pack_values(gf, entry, outs, args, b):
         inputs.append(unflatten_like(args[p], it))
     weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
                for w, j in zip(entry.weights, entry.weight_index)]
-    value = _value(entry.out_tree, outs, False) if entry.n_value_outs else None
+    value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
     return assemble(gf.config, entry, inputs, weights, value)
 
 

@@ -48,7 +48,7 @@ from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
-from .specs import Static, build_out_tree, spec_to_values, tree_leaves
+from .specs import Static, build_out_tree, spec_to_values, tree_leaves, tree_map
 from .to_ssa import Lifter
 
 __all__ = ["lift", "Lifted", "Static", "tree_leaves", "owner_of"]
@@ -70,7 +70,7 @@ def lift(fn, arg_specs) -> Lifted:
     """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument)."""
     arg_specs = tuple(arg_specs)
     lifter = Lifter(_function_name(fn), current_epoch())
-    result = _lift_callable(lifter, fn, arg_specs)
+    result = tree_map(lambda v: _items_of(lifter.b, v), _lift_callable(lifter, fn, arg_specs))
     _check_result(result, lifter.function.loc)
     outputs: list = []
     out_tree = build_out_tree(result, outputs)
@@ -94,12 +94,21 @@ def owner_of(fn):
     return fn.__self__ if inspect.ismethod(fn) else None
 
 
+def _items_of(b, leaf):
+    """A returned list a loop or a comprehension built, of known length: a Python list
+    of its items, as Python returns it."""
+    if isinstance(leaf, LoopList) and leaf.length is not None:
+        return [leaf.get(b, k) for k in range(leaf.length)]
+    return leaf
+
+
 def _check_result(result, loc) -> None:
     """Lift-time objects that have no run-time value cannot be returned."""
     for leaf in tree_leaves(result):
         if isinstance(leaf, (LoopList, Appender)):
             raise UnsupportedOperationError(
-                f"returning {leaf.name}, a list built by a loop, is not supported", loc,
+                f"returning {leaf.name}, a list built by a loop whose length is known only "
+                "at run time, is not supported", loc,
                 hint=f"return np.stack({leaf.name}) (or a tuple of its items)")
         if isinstance(leaf, Iteration):
             raise UnsupportedOperationError(

@@ -314,12 +314,13 @@ primitive(
 
 @lowering(np.asarray)
 def lower_asarray(b, a, dtype=None, **_ignored):
-    """``np.asarray(x)`` of a value is the value itself (cast to ``dtype`` if given);
-    of compile-time data, the array itself."""
+    """``np.asarray(x)`` of a value is the value itself (cast to ``dtype`` if given),
+    of a nested list of values their stack; of compile-time data, the array itself."""
+    from ..ir.builder import holds_value
     from ..ir.core import Value
+    if isinstance(a, (list, tuple)) and holds_value(a):
+        a = b.const(a)   # a (nested) list of values: their stack
     if not isinstance(a, Value):
-        if any(isinstance(v, Value) for v in (a if isinstance(a, (list, tuple)) else ())):
-            return b.stack(*[b.const(v) for v in a], axis=0)
         return b.const(np.asarray(a, dtype=dtype))
     if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
         return b.cast(a, dtype=np.dtype(dtype))
@@ -334,6 +335,7 @@ def lower_array(b, a, dtype=None, *, copy=True, **_ignored):
     if out is a and isinstance(a, Value) and copy is not None and copy is not False:
         return b.copy(a)
     return out
+
 
 _COMPARISONS = (
     ("equal", "==", np.equal, operator.eq), ("not_equal", "!=", np.not_equal, operator.ne),
