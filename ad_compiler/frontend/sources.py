@@ -1,9 +1,10 @@
 """The source a function was loaded from: never a file edited after the import.
 
 :func:`file_lines` returns the lines of the file a function's code object came
-from, checked against that code object: the whole text is compiled once (per
-file and text) and must contain a code object equal to the function's (same
-bytecode, constants, names and line numbers). Candidates, in order: the text
+from, checked against that code object: the top-level statement that contains
+the function (else the whole text) is compiled once per text and must contain
+a code object equal to the function's (same bytecode, constants, names and line
+numbers; only the function's own name may have been changed since). Candidates, in order: the text
 this module verified before for the same file (so once one function of a
 module was compiled, its neighbours are read from the same text even if the
 file changes later), ``linecache``'s entry as it was before this call, and the
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import __future__
 import ast
+import hashlib
+import inspect
 import linecache
 import threading
 import types
@@ -24,7 +27,7 @@ from ..errors import SourceLoc, UnsupportedSyntaxError
 
 _LOCK = threading.Lock()
 _VERIFIED: dict[str, list] = {}          # file -> the lines verified last
-_INDEX: dict[tuple, dict] = {}           # (file, text, ...) -> {first line: [code ...]}
+_INDEX: dict[tuple, dict] = {}           # (file, digest of text, ...) -> {line: [code ...]}
 #: the code flags of ``from __future__`` imports (exec'd code may inherit them)
 _FUTURE = 0
 for _name in __future__.all_feature_names:
@@ -70,16 +73,62 @@ def _rewritten_by_pytest(fn) -> bool:
 
 
 def _defines(lines, file: str, code, pytest_rewritten: bool) -> bool:
-    """Whether ``lines``, compiled as a module, define ``code``."""
-    text = "".join(lines)
+    """Whether ``lines``, compiled as a module, define ``code``: first the top-level
+    statement around it alone (a big file is not compiled for each first use),
+    then the whole text."""
     flags = code.co_flags & _FUTURE
-    key = (file, text, pytest_rewritten, flags)
-    index = _INDEX.get(key)
-    if index is None:
-        index = _INDEX[key] = _index(text, file, pytest_rewritten, flags)
-        if len(_INDEX) > 256:  # texts of edited files are not needed for long
-            del _INDEX[next(iter(_INDEX))]
-    return any(_same(c, code) for c in index.get(code.co_firstlineno, ()))
+    for text in (_top_level_block(lines, code.co_firstlineno), "".join(lines)):
+        if text is None:
+            continue
+        key = (file, hashlib.blake2b(text.encode()).digest(), pytest_rewritten, flags)
+        index = _INDEX.get(key)
+        if index is None:
+            index = _INDEX[key] = _index(text, file, pytest_rewritten, flags)
+            if len(_INDEX) > 512:  # texts of edited files are not needed for long
+                del _INDEX[next(iter(_INDEX))]
+        if any(_same(c, code) for c in index.get(code.co_firstlineno, ())):
+            return True
+    return False
+
+
+def _top_level_block(lines, line: int) -> str | None:
+    """The text of the file with only the top-level statement that contains
+    ``line`` (with the decorators above it) and the top-level imports kept, every
+    other line blank, or None when that statement cannot be told. (The
+    imports matter: CPython compiles ``np.f()`` differently when ``np`` is an
+    imported module.)"""
+    start = line - 1
+    while start > 0 and not _starts_statement(lines[start]):
+        start -= 1
+    while start > 0 and lines[start - 1].startswith("@"):
+        start -= 1
+    if not 0 <= start < len(lines) or not _starts_statement(lines[start]):
+        return None
+    try:
+        block = inspect.getblock(lines[start:])
+    except (SyntaxError, IndentationError, ValueError):  # tokenize's errors
+        return None
+    kept = ["\n"] * len(lines)
+    kept[start:start + len(block)] = block
+    for i in _import_lines(lines):
+        kept[i] = lines[i]
+    return "".join(kept)
+
+
+def _import_lines(lines):
+    """Indices of the lines of the top-level ``import``/``from`` statements."""
+    depth = 0
+    inside = False
+    for i, text in enumerate(lines):
+        if not inside and not text.startswith(("import ", "from ")):
+            continue
+        yield i
+        depth += text.count("(") - text.count(")")
+        inside = depth > 0 or text.rstrip().endswith("\\")
+
+
+def _starts_statement(text: str) -> bool:
+    return bool(text) and not text[0].isspace() and text[0] not in "#)]}'\""
 
 
 def _same(candidate, code) -> bool:
@@ -93,6 +142,8 @@ def _same(candidate, code) -> bool:
 
 
 def _index(text: str, file: str, pytest_rewritten: bool, flags: int) -> dict:
+    """The code objects ``text`` (all of ``file``, or a skeleton of it) compiles to,
+    by first line."""
     try:
         tree = ast.parse(text, file)
         if pytest_rewritten:
