@@ -165,7 +165,7 @@ def _jvp_entry(fn, args):
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir), make_reader(lifted.captured)
-    key = ("jvp", signature(args))
+    key = ("jvp", getattr(fn, "__func__", None), signature(args))  # methods share a table
     table = table_for(fn)
     table = {} if table is None else table  # an owner with no weak reference: not cached
     owner = owner_of(fn)

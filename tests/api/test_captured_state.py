@@ -533,6 +533,23 @@ def test_jvp_reads_the_state_now(restore_globals):
         np.testing.assert_allclose(tangent, want, rtol=1e-6)
 
 
+class TwoMethods:
+    def __init__(self):
+        self.w = np.array([1.0, 2.0, 3.0])
+
+    def double(self, x):
+        return x * self.w * 2.0
+
+    def triple(self, x):
+        return x * self.w * 3.0
+
+
+def test_jvp_of_two_methods_of_one_object():
+    obj, v = TwoMethods(), np.array([1.0, 0.0, -1.0])
+    np.testing.assert_allclose(ms.jvp(obj.double, X, v)[1], obj.w * 2.0 * v)
+    np.testing.assert_allclose(ms.jvp(obj.triple, X, v)[1], obj.w * 3.0 * v)
+
+
 # -- refused: writing into captured arrays --------------------------------------------------
 
 BUFFER = np.zeros(3)
