@@ -38,6 +38,7 @@ class Entry:
     n_value_outs: int            # how many forward outputs the compiled function returns
     captured: object = None      # the captured state read (frontend/captured.py)
     reader: object = None        # read(owner): the captured arrays now, or None (api/state.py)
+    serial: int = -1             # when its lift began (api/state.py next_serial)
     _compiled: object = field(default=None, repr=False)
 
     def read_state(self, owner):

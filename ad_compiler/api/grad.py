@@ -30,7 +30,7 @@ from . import packing
 from .compiler import build_entry
 from .fastpath import fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
-from .state import current_entry
+from .state import current_entry, next_serial
 
 
 @dataclass(frozen=True)
@@ -88,17 +88,24 @@ class GradFunction:
             if state is not None:
                 return entry, state
 
+        since = next_serial()
+
+        def build():
+            serial = next_serial()  # before lifting: the state read is at least this new
+            built = build_entry(self.fn, self.config, self.weights, args)
+            built.serial = serial
+            return built
+
         def lookup(stale):
             entry = self._entries.get(key)
             if entry is None or entry is stale:
                 table = table_for(self.fn)
                 entry = lookup_or_build(self._entries if table is None else table, key,
-                                        lambda: build_entry(self.fn, self.config,
-                                                            self.weights, args), stale)
+                                        build, stale)
                 self._entries[key] = entry
             return entry
         return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry,
-                             self._owner)
+                             self._owner, since)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:

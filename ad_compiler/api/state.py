@@ -30,6 +30,7 @@ ASCII identifiers are written as ``.name``.
 """
 from __future__ import annotations
 
+import itertools
 import keyword
 import types
 
@@ -41,13 +42,25 @@ from ..frontend.captured import Strong, matches
 #: how many times a call compiles again when the captured state changes meanwhile
 ATTEMPTS = 3
 
+_SERIALS = itertools.count()
 
-def current_entry(lookup, read, fn, stale=None, owner=None):
+
+def next_serial() -> int:
+    """A number above every one given before (the start of a call, of a lift)."""
+    return next(_SERIALS)  # atomic under the GIL
+
+
+def current_entry(lookup, read, fn, stale=None, owner=None, since=None):
     """``(entry, captured arrays)`` for the captured state now.
 
     ``lookup(stale)`` returns the cached entry, or builds a new one when there is
     none or it is ``stale`` (at first the one the caller found out of date);
-    ``read(entry)`` is the entry's captured arrays or None.
+    ``read(entry)`` is the entry's captured arrays or None. When the state changed
+    again after each of ``ATTEMPTS`` compilations (another thread keeps changing
+    it, or a property gives a new value at each read), the last entry, if it was
+    lifted during this call (its ``serial`` is above ``since``, see
+    :func:`next_serial`), runs on the arrays it read while compiling: the result is
+    that of the state at one moment during the call.
     """
     for _ in range(ATTEMPTS):
         entry = lookup(stale)
@@ -55,6 +68,10 @@ def current_entry(lookup, read, fn, stale=None, owner=None):
         if state is not None:
             return entry, state
         stale = entry
+    if since is not None and getattr(stale, "serial", -1) > since:
+        seen = stale.captured.seen() if stale.captured else ()
+        if seen is not None:
+            return stale, seen
     what = changed_read(stale.captured, owner) if getattr(stale, "captured", None) else None
     raise GradRuntimeError(
         f"{'what ' if what is None else what.describe() + ', which '}"

@@ -8,13 +8,18 @@ referenced (an object with ``__slots__``) gets no shared table: the gradient
 function keeps its entries itself, so they (and their generated code and
 ``linecache`` entries) die with it. A hit is two dict lookups. Compilation is
 thread-safe: concurrent first calls with the same key compile once
-(double-checked under a lock).
+(double-checked under a lock). A build runs on the deep stack
+(:func:`ad_compiler.depth.on_deep_stack`), where inlining a 1,000-deep chain of
+helper calls has room; the lock is taken there, so a build that compiles another
+gradient (a gradient of a gradient) re-enters it.
 """
 from __future__ import annotations
 
 import threading
 import weakref
 from typing import Any, Callable
+
+from ..depth import on_deep_stack
 
 _LOCK = threading.RLock()
 _BY_OWNER: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
@@ -48,11 +53,16 @@ def lookup_or_build(table: dict, key, build: Callable[[], Any], stale: Any = Non
     ``stale`` entry, which the caller found out of date)."""
     entry = table.get(key)
     if entry is None or entry is stale:
-        with _LOCK:
-            entry = table.get(key)
-            if entry is None or entry is stale:
-                entry = build()
-                table[key] = entry
+        entry = on_deep_stack(_build_locked, table, key, build, stale)
+    return entry
+
+
+def _build_locked(table: dict, key, build: Callable[[], Any], stale: Any) -> Any:
+    with _LOCK:
+        entry = table.get(key)
+        if entry is None or entry is stale:
+            entry = build()
+            table[key] = entry
     return entry
 
 

@@ -74,10 +74,18 @@ class Read:
 class CapturedState:
     """The reads of one lifted function, for the API layer (no lift-time objects)."""
 
-    def __init__(self, reads, arrays, epoch):
+    def __init__(self, reads, arrays, epoch, seen=()):
         self.reads = reads    # in order: a parent before its children
         self.arrays = arrays  # the array/tensor reads, in the order of their inputs
         self.epoch = epoch    # the Cell epoch this entry depends on, or None
+        # the arrays read when compiling (None: not known, for an inlined gradient's)
+        self._seen = [None if a is None else weakref.ref(a) for a in seen]
+
+    def seen(self):
+        """The captured arrays as they were read when compiling (the same objects),
+        or None when one of them is gone."""
+        arrays = tuple(None if ref is None else ref() for ref in self._seen)
+        return None if any(a is None for a in arrays) else arrays
 
     def __bool__(self) -> bool:
         return bool(self.reads) or self.epoch is not None
@@ -132,6 +140,7 @@ class Captures:
         self._keep: list = []            # keeps those objects alive while lifting
         self._epoch = epoch
         self.needs_epoch = False
+        self.seen: dict[int, np.ndarray] = {}  # id(array read) -> the array read now
 
     def freeze(self) -> CapturedState:
         """The reads to repeat at call time: those with a check, and their parents."""
@@ -142,7 +151,8 @@ class Captures:
                 if read.parent is not None:
                     needed.add(id(read.parent))
         reads = [r for r in self.reads if id(r) in needed]
-        return CapturedState(reads, list(self.arrays), self._epoch if self.needs_epoch else None)
+        return CapturedState(reads, list(self.arrays), self._epoch if self.needs_epoch else None,
+                             [self.seen.get(id(r)) for r in self.arrays])
 
     # -- creating reads ------------------------------------------------------------
     def _add(self, key, parent, step, kind=None, expected=None) -> Read:
@@ -335,6 +345,7 @@ class CaptureLifter:
                 return value
             where.kind = "array" if isinstance(obj, np.ndarray) else "tensor"
             where.expected, where.atype = type(obj), AType.of(arr)
+            self.captures.seen[id(where)] = arr
             value = self.captured_input(where, hint)
         return value
 

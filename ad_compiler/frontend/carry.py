@@ -44,10 +44,9 @@ class Retry(Exception):
 class ShapeChange(InvalidOperandError):
     """A carried value has another shape after an iteration than before it, so its
     shape after the loop depends on how many times the loop ran (see
-    :meth:`~.loops.LoopLifter.loop_settling_shapes`). ``number``: it is a Python number that
-    becomes an array (which the loop may carry as that array from the start)."""
+    :meth:`~.loops.LoopLifter.loop_settling_shapes`)."""
 
-    def __init__(self, name, t0, t1, number: bool):
+    def __init__(self, name, t0, t1):
         super().__init__(
             f"the variable {_shown(name)} changes shape in the loop: {t0} before an "
             f"iteration, {t1} after it, so its shape after the loop would depend on how "
@@ -55,7 +54,6 @@ class ShapeChange(InvalidOperandError):
             hint=f"give {_shown(name)} its final shape before the loop (np.broadcast_to, "
                  "keepdims=True, np.zeros_like(x)), or loop over range(n) with a constant n "
                  "and no 'break' or 'return'")
-        self.number = number
 
 
 class Fixed:
@@ -86,7 +84,6 @@ class Plan:
         self.stores: list = []
         self.cond_always = False    # the while condition is statically True
         self.n = None               # the trip count Value of a 'for'
-        self.promote_numbers = False  # a Python number may become an array (ShapeChange)
         self.before: dict = {}      # the frame's names before the loop
         self.outer: list = []       # (frame, its names) of the calling frames
         # one array object held by several names is one carried value (one slot)
@@ -276,9 +273,8 @@ class CarryLifter:
                     split.append(carry.name)  # a name sharing the array was rebound
                     continue
                 ends[slot] = (leaf, carry.name)
-                if u.shape != t1.shape or (u.shape != t0.shape and not (
-                        t0.weak and plan.promote_numbers)):
-                    raise ShapeChange(carry.name, t0, t1, t0.weak and u.shape == t1.shape)
+                if u.shape != t1.shape or u.shape != t0.shape:
+                    raise ShapeChange(carry.name, t0, t1)
                 if u != t0:
                     promote[slot], why = u, (carry.name, t0, t1)
                 else:

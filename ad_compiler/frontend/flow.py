@@ -315,11 +315,10 @@ class FlowLifter:
                     f"{_short(x)} and {_short(y)}: only arrays and numbers can depend on "
                     "run-time data", hint=f"give {shown} the same value in both branches")
             tx, ty = _leaf_type(x), _leaf_type(y)
-            if tx.shape != ty.shape and not (tx.weak or ty.weak):
-                # broadcasting one branch's array would change what the function computes
-                # (its output's shape, a sum over it): the shape must not depend on data.
-                # A Python number still broadcasts (``acc = 0.0`` before a loop whose body
-                # adds arrays to it in a branch: the loop then promotes the number).
+            if tx.shape != ty.shape:
+                # broadcasting one branch's array (or number) would change what the
+                # function computes (its output's shape, a sum over it): the shape must
+                # not depend on data
                 raise InvalidOperandError(
                     f"the data-dependent 'if' gives {shown} different shapes: {tx} in one "
                     f"branch, {ty} in the other, so its shape would depend on run-time data",

@@ -11,6 +11,10 @@ Invariants:
   ever sees syntax it handles or reports itself.
 * The source is the text Python loaded the function from (:mod:`.sources`): a
   file edited after the import is not read.
+* A source too deep for Python's parser (or for gast's recursive conversion of
+  its tree) is a located :class:`~ad_compiler.errors.NestingTooDeepError` at the
+  ``def`` line. Parsing runs on the deep stack (:mod:`ad_compiler.depth`), where
+  a 5,000-term expression is well within reach.
 * Parses are cached per function object (weakly: compiling many lambdas must
   not leak); only successful parses are cached, so a fence error repeats.
 """
@@ -19,12 +23,14 @@ from __future__ import annotations
 from .comprehensions import desugar_comprehensions
 
 import inspect
+import linecache
 import textwrap
 import weakref
 from dataclasses import dataclass
 
 import gast
 
+from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .fence import fence
 from .sources import file_lines
@@ -41,16 +47,20 @@ class Source:
 
     file: str
     first_line: int
-    lines: tuple  # the real text of the snippet's lines
+    lines: tuple  # the real text of the snippet's lines, without their line ends
     indent: int = 0
     first_col: int = 0
+
+    def __post_init__(self):
+        # stripped once: a line thousands of terms long is shared by every loc on it
+        object.__setattr__(self, "lines", tuple(text.rstrip("\r\n") for text in self.lines))
 
     def loc(self, node) -> SourceLoc:
         lineno = getattr(node, "lineno", 1) or 1
         col = getattr(node, "col_offset", 0) or 0
         col += self.first_col if lineno == 1 else self.indent
         text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
-        return SourceLoc(self.file, self.first_line + lineno - 1, col, text.rstrip("\n"))
+        return SourceLoc(self.file, self.first_line + lineno - 1, col, text)
 
 
 @dataclass(frozen=True)
@@ -68,10 +78,19 @@ def parse_function(fn) -> Parsed:
         return _CACHE[fn]
     except (KeyError, TypeError):
         pass
-    parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
-    if isinstance(parsed.node, gast.FunctionDef):
-        desugar_comprehensions(parsed.node)
-    fence(parsed.node, parsed.source)
+    try:
+        parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+        if isinstance(parsed.node, gast.FunctionDef):
+            desugar_comprehensions(parsed.node)
+        fence(parsed.node, parsed.source)
+    except RecursionError as exc:  # Python's parser, or gast's conversion of its tree
+        if exhausted(exc):  # the stack was used up before: the caller says where
+            raise
+        code = fn.__code__
+        line = code.co_firstlineno
+        text = linecache.getline(code.co_filename, line).rstrip("\r\n")
+        raise too_deep(f"the source of {fn.__qualname__!r}",
+                       SourceLoc(code.co_filename, line, 0, text)) from None
     try:
         _CACHE[fn] = parsed
     except TypeError:  # not weak-referenceable: just do not cache

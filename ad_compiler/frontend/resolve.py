@@ -200,14 +200,14 @@ def local_names(fn_node) -> set:
 
 
 def _collect_stores(node, found: set) -> None:
-    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-        found.add(node.id)
-    if isinstance(node, gast.FunctionDef):
-        found.add(node.name)
-        for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            _collect_stores(d, found)
-        return  # its body is its own scope
-    if isinstance(node, gast.Lambda):
-        return
-    for child in gast.iter_child_nodes(node):
-        _collect_stores(child, found)
+    todo = [node]  # a stack, not a recursion: expressions can be thousands deep
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            found.add(node.id)
+        if isinstance(node, gast.FunctionDef):
+            found.add(node.name)
+            todo.extend(node.args.defaults)
+            todo.extend(d for d in node.args.kw_defaults if d is not None)
+        elif not isinstance(node, gast.Lambda):  # their bodies are their own scopes
+            todo.extend(gast.iter_child_nodes(node))

@@ -17,10 +17,10 @@ Invariants:
   become flags (:mod:`.desugar`).
 * ``y = <expr>`` names the Values that the statement created ``y``; an alias
   ``y = x`` creates no op.
-* ``x += y`` rebinds ``x`` to a new Value (SSA); unlike NumPy it never writes
-  into the array other names may share. ``x[i] = v`` (and ``x[i] += v``) on an
-  array is a functional update through ``rules.METHODS['__setitem__']``: every
-  name of the frame bound to the old Value is rebound to the new one.
+* ``x += y`` on an array and ``x[i] = v`` (``x[i] += v``) are writes in place:
+  a functional update (``rules.METHODS['__setitem__']``, or the operator cast to
+  ``x``'s dtype) whose new Value every holder of the old one sees
+  (:meth:`~.alias.AliasLifter.write`); ``x += y`` on a number rebinds ``x``.
 * Every op carries the SourceLoc of the statement/expression that made it, in
   the file of the function that contains it (inlined helpers keep their lines).
 """
@@ -84,6 +84,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
+        self.frame_keys: set = set()    # the keys of ``frames``: recursion is a set lookup
         self.params: list = []
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
