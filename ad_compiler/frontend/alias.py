@@ -109,8 +109,12 @@ class AliasLifter:
         return None
 
     # -- writing -----------------------------------------------------------------------
-    def write(self, old, new) -> None:
-        """The array ``old`` now holds ``new``: every holder of ``old`` sees it."""
+    def write(self, old, new, written=None) -> None:
+        """The array ``old`` now holds ``new``: every holder of ``old`` sees it.
+
+        ``written`` maps views already given their new Value (the view a write went
+        through) to it, so re-deriving their base's views keeps that Value.
+        """
         self._check_owned(old)
         self._check_appended(old)
         view = self.views.get(id(old)) if isinstance(old, Value) else None
@@ -120,14 +124,12 @@ class AliasLifter:
                     raise self._ambiguous(old, view.parent)
             else:
                 parent_new = self._emit_set(view.parent, view.index, new)
-                self._replace(old, new)
-                self.note_view(new, parent_new, view.index)
-                self.write(view.parent, parent_new)
+                self.write(view.parent, parent_new, {**(written or {}), id(old): new})
                 return
         if isinstance(old, np.ndarray):
             self._check_static_views(old)
         self._replace(old, new)
-        self._rederive(old, new)
+        self._rederive(old, new, written or {})
 
     def check_overlap(self, target, index, value) -> None:
         """``target[index] = value`` where ``value`` is a view of ``target``: refused
@@ -159,18 +161,21 @@ class AliasLifter:
         lower = rules.METHODS["__setitem__"]
         return lower(self.b, parent, index, value)
 
-    def _rederive(self, old, new) -> None:
-        """Views of ``old`` that are still held become views of ``new``."""
+    def _rederive(self, old, new, written) -> None:
+        """Views of ``old`` that are still held (or whose own views are) become views
+        of ``new``."""
         for view in [v for v in self.views.values() if v.parent is old]:
             child = view.child
-            if not self._held(child):
+            if id(child) not in written and not self._family_held(child, None):
                 continue
             if view.index is LOOSE:
                 raise self._ambiguous(child, old)
-            fresh = self.index_value(new, view.index)
+            fresh = written.get(id(child))
+            if fresh is None:
+                fresh = self.index_value(new, view.index)
             self.note_view(fresh, new, view.index)
             self._replace(child, fresh)
-            self._rederive(child, fresh)
+            self._rederive(child, fresh, written)
 
     def _ambiguous(self, a, b) -> UnsupportedOperationError:
         return UnsupportedOperationError(

@@ -360,6 +360,7 @@ class CarryLifter:
 
     def bind_after(self, plan, before, results, stacked) -> None:
         frame = self.frame
+        self._note_carried_views(plan, results[:len(plan.inits)])  # as in the body
         env = dict(before)
         for carry in plan.carries:
             env[carry.name] = unflatten(carry.treedef, [

@@ -204,6 +204,63 @@ def view_in_while(x):
     return np.sum(y * x)
 
 
+def helper_writes_a_view_in_loop(x):
+    y = x * 0.75
+    v = y[2:3]
+    v *= 0.7
+    for i in range(1):
+        _halve_first(v, np.tanh(y[0]) + 1.2)
+    v *= 1.01              # still a view of y after the loop
+    return np.sum(v * v) + np.sum(y * y)
+
+
+def _halve_first(a, v):
+    a[0] = a[0] * 0.5 + v
+
+
+def view_of_an_unread_view(x):
+    y = x * 1.0
+    v = y[0:3]
+    w = v[1:2]             # v is not read again, w is
+    w += x[1] * 1.3
+    y += y[2] * x[0]       # w sees this through v
+    return np.sum(w * w) + np.sum(y * y)
+
+
+def views_through_if_in_loop(x):
+    y = x * 1.0
+    v = y[2:4]
+    w = v[0:2]
+    for i in range(2):
+        if np.sum(x) > 0.3:
+            v *= 1.14
+        else:
+            v *= 1.47
+    w[1] = w[0] * x[0]
+    return np.sum(y * y) + np.sum(w * w)
+
+
+def view_and_base_written_in_branches(x):
+    y = x * 1.0
+    v = y[0:3]
+    if np.sum(x) > -0.2:
+        y *= 0.78
+        v *= 0.69
+    else:
+        v += np.tanh(v[0]) + 0.78
+    y *= 0.69
+    _halve_first(v[0:1], x[3])
+    return np.sum(v * v) + np.sum(y * y)
+
+
+@pytest.mark.parametrize("fn", [
+    helper_writes_a_view_in_loop, view_of_an_unread_view, views_through_if_in_loop,
+    view_and_base_written_in_branches])
+def test_chains_of_views(api, fn):
+    check(api, fn, np.array([0.3, -0.7, 1.1, 0.4]))
+    check(api, fn, np.array([-0.9, 0.2, -0.3, 0.5]))
+
+
 @pytest.mark.parametrize("fn", [
     copies_are_new_arrays, asarray_and_ravel_are_the_array,
     nested_store_through_containers, view_of_none_index, view_in_branches, view_in_while,
