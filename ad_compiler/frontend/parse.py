@@ -9,6 +9,8 @@ Invariants:
   (the indentation removed by ``textwrap.dedent`` added back).
 * The tree is fenced (:mod:`.fence`) before it is returned, so the lifter only
   ever sees syntax it handles or reports itself.
+* The source is the text Python loaded the function from (:mod:`.sources`): a
+  file edited after the import is not read.
 * A source too deep for Python's parser (or for gast's recursive conversion of
   its tree) is a located :class:`~ad_compiler.errors.NestingTooDeepError` at the
   ``def`` line. Parsing runs on the deep stack (:mod:`ad_compiler.depth`), where
@@ -31,6 +33,7 @@ import gast
 from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .fence import fence
+from .sources import file_lines
 
 
 @dataclass(frozen=True)
@@ -96,16 +99,11 @@ def parse_function(fn) -> Parsed:
 
 
 def _source_lines(fn) -> tuple[list[str], int, str]:
+    """The lines of ``fn``'s definition as Python loaded them (:mod:`.sources`)."""
     code = fn.__code__
-    try:
-        lines, start = inspect.getsourcelines(code)
-    except (OSError, TypeError) as exc:
-        raise UnsupportedSyntaxError(
-            f"cannot read the source of {fn.__qualname__!r}: {exc}",
-            SourceLoc(code.co_filename, code.co_firstlineno),
-            hint="define the function in a .py file (source typed at an interactive "
-                 "prompt or built with exec cannot be compiled)") from None
-    return lines, max(start, 1), code.co_filename
+    start = max(code.co_firstlineno, 1)
+    lines = inspect.getblock(file_lines(fn)[start - 1:])
+    return lines, start, code.co_filename
 
 
 def _parse_def(fn) -> Parsed:
@@ -138,10 +136,7 @@ def _parse_lambda(fn) -> Parsed:
     """
     code = fn.__code__
     file, line = code.co_filename, code.co_firstlineno
-    lines = [linecache.getline(file, n) for n in range(line, line + 50)]
-    lines = [text for text in lines if text] or [""]
-    if not lines[0]:
-        _source_lines(fn)  # raises the "cannot read the source" error
+    lines = file_lines(fn)[line - 1:line + 49] or [""]
     wanted = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     found = [p for p in _lambdas_on_line(lines, file, line) if _lambda_params(p.node) == wanted]
     if len(found) != 1:
