@@ -356,6 +356,14 @@ class CaptureLifter:
         self.captures.arrays.append(where)
         return value
 
+    def guard_code(self, fn) -> None:
+        """The compiled code is ``fn``'s code: replacing ``fn.__code__`` (a reloader
+        does) compiles again."""
+        if isinstance(fn, types.FunctionType) and not is_library_globals(fn.__globals__):
+            caps = self.captures
+            read = caps.child(caps.root(fn), ("attr", "__code__"), f"{fn.__qualname__}.__code__")
+            caps.note(read, fn.__code__)
+
     def default_value(self, fn, param: str, value):
         """The lift-time value of ``param``'s default in the Python function ``fn``:
         a mutable default (an array, a list ...) is read at call time or guarded;

@@ -153,6 +153,7 @@ class InlineLifter:
         given = set(bound.arguments)
         bound.apply_defaults()
         if fn is not None:
+            self.guard_code(fn)
             for param in set(bound.arguments) - given:
                 bound.arguments[param] = self.default_value(fn, param, bound.arguments[param])
         for param, value in bound.arguments.items():

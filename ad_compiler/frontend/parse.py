@@ -16,7 +16,8 @@ Invariants:
   ``def`` line. Parsing runs on the deep stack (:mod:`ad_compiler.depth`), where
   a 5,000-term expression is well within reach.
 * Parses are cached per function object (weakly: compiling many lambdas must
-  not leak); only successful parses are cached, so a fence error repeats.
+  not leak) and its code object (a reloader may replace ``fn.__code__``); only
+  successful parses are cached, so a fence error repeats.
 """
 from __future__ import annotations
 
@@ -75,7 +76,9 @@ _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def parse_function(fn) -> Parsed:
     """The fenced gast tree of the plain Python function ``fn`` and its :class:`Source`."""
     try:
-        return _CACHE[fn]
+        code, parsed = _CACHE[fn]
+        if code is fn.__code__:  # a reloader may replace a function's code
+            return parsed
     except (KeyError, TypeError):
         pass
     try:
@@ -92,7 +95,7 @@ def parse_function(fn) -> Parsed:
         raise too_deep(f"the source of {fn.__qualname__!r}",
                        SourceLoc(code.co_filename, line, 0, text)) from None
     try:
-        _CACHE[fn] = parsed
+        _CACHE[fn] = (fn.__code__, parsed)
     except TypeError:  # not weak-referenceable: just do not cache
         pass
     return parsed

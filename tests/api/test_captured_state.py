@@ -745,3 +745,42 @@ def test_a_source_file_edited_after_import_does_not_change_the_function(tmp_path
         np.testing.assert_allclose(ms.grad(mod.g)(X), np.full(3, 7.5))
     finally:
         sys.modules.pop("edited_after_import", None)
+
+
+def _square(x):
+    return x * x
+
+
+def _cube(x):
+    return x * x * x
+
+
+def _uses_square(x):
+    return np.sum(_square(x))
+
+
+def _sum_squares(x):
+    return np.sum(x * x)
+
+
+def _sum_cubes(x):
+    return np.sum(x * x * x)
+
+
+def test_replacing_a_functions_code_compiles_again(api):
+    """A reloader (IPython's autoreload) replaces ``__code__`` in place."""
+    import types
+    x = np.array([1.0, -2.0, 0.5])
+    top = types.FunctionType(_sum_squares.__code__, globals(), "top")
+    g = ms.grad(top)
+    np.testing.assert_allclose(g(x), 2 * x)
+    top.__code__ = _sum_cubes.__code__
+    np.testing.assert_allclose(g(x), api.fd_grad(_sum_cubes, [x], 0), rtol=1e-6)
+    helper = _square.__code__
+    try:
+        g = ms.grad(_uses_square)
+        np.testing.assert_allclose(g(x), 2 * x)
+        _square.__code__ = _cube.__code__
+        np.testing.assert_allclose(g(x), api.fd_grad(_uses_square, [x], 0), rtol=1e-6)
+    finally:
+        _square.__code__ = helper
