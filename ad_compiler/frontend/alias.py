@@ -27,6 +27,7 @@ share. The lifter keeps SSA Values, so it models that sharing explicitly:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,6 +120,18 @@ class AliasLifter:
     def init_aliases(self) -> None:
         self.views: dict[int, View] = {}    # id(child) -> View (keeps both alive)
         self.foreign: set[int] = set()      # ids of Values the function does not own
+        self.iterated: list = []            # arrays whose rows enclosing loops run over
+
+    @contextmanager
+    def iterating_over(self, arrays):
+        """A ``for`` over the rows of ``arrays`` runs inside: they must not be written
+        (Python's loop would see the write in the rows it has not reached)."""
+        depth = len(self.iterated)
+        self.iterated.extend(arrays)
+        try:
+            yield
+        finally:
+            del self.iterated[depth:]
 
     # -- recording -------------------------------------------------------------------
     def note_view(self, child, parent, index) -> None:
@@ -181,6 +194,7 @@ class AliasLifter:
         """
         self._check_owned(old)
         self._check_appended(old)
+        self._check_iterated(old)
         view = self.views.get(id(old)) if isinstance(old, Value) else None
         if view is not None:
             if view.index is LOOSE:
@@ -260,6 +274,14 @@ class AliasLifter:
                 "does not change its caller's arrays",
                 hint="copy it first (y = x.copy()) and write into the copy, or return "
                      "the new array")
+
+    def _check_iterated(self, old) -> None:
+        if any(self.related(old, a) for a in self.iterated):
+            raise UnsupportedOperationError(
+                "this writes into the array an enclosing 'for' loop runs over: Python's "
+                "loop would see the write in the rows it has not reached yet",
+                hint="loop over range(len(a)) and write a[i], or loop over a copy and "
+                     "write into the array")
 
     def _check_appended(self, old) -> None:
         for frame in self.frames:

@@ -221,6 +221,8 @@ class CarryLifter:
             self.note_view(args[offset + c], args[offset + p], index)
             exact.add(c)
         for k, init in enumerate(plan.inits):
+            if is_array_leaf(init) and any(self.related(init, a) for a in self.iterated):
+                self.iterated.append(args[offset + k])  # until the enclosing 'for' ends
             if k in exact or not is_array_leaf(init):
                 continue
             outside = self.held_elsewhere(init, [f for f, _ in plan.outer])

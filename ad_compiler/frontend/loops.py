@@ -55,10 +55,11 @@ class LoopLifter(CarryLifter):
             it = self.iteration(seq)
             items = self.static_items(seq) if it is None else \
                 it.items(self.b) if it.static else None
-        if items is not None:
-            self.unroll(node, items)
-            return
-        self.loop_settling_shapes(node, it)
+        with self.iterating_over(() if it is None else it.sources):
+            if items is not None:
+                self.unroll(node, items)
+                return
+            self.loop_settling_shapes(node, it)
 
     def visit_While(self, node):
         if not self._may_run(node):

@@ -279,6 +279,10 @@ def test_matrices(api, fn):
     check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
 
 
+def test_rows_written_by_index(api):
+    check(api, rows_by_index, X)
+
+
 def test_branch_both_ways(api):
     check(api, item_through_alias_in_branch, -X - 1.0)
     check(api, list_built_before_branch, X)
@@ -368,6 +372,28 @@ def aliased_then_split_after_write(x):
 G = np.array([1.0, 2.0, 3.0])
 
 
+def writes_rows_it_iterates(x):
+    t = np.outer(x, x)
+    for r in t:
+        t[::2] += -0.66    # Python's loop sees the new rows 2.. on later iterations
+        t = t * 0.5 + np.tanh(r)
+    return np.sum(t * t)
+
+
+def writes_through_the_row(x):
+    m = np.outer(x, x)
+    for row in m:
+        row[0] = row[1] * 2.0  # a row is a view of m
+    return np.sum(m * m)
+
+
+def rows_by_index(x):
+    m = np.outer(x, x)
+    for i in range(3):
+        m[i, 0] = m[i, 1] * 2.0
+    return np.sum(m * m)
+
+
 def writes_into_global(x):
     G[0] = x[0]
     return np.sum(G * x)
@@ -384,6 +410,8 @@ def same_array_on_one_path(x):
 
 
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_rows_it_iterates, X, "loop runs over"),
+    (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
     (same_array_on_one_path, X, "may share memory"),
     (writes_into_input, X, "does not own"),
