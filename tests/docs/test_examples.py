@@ -68,7 +68,7 @@ def parse(text):
             code, out, span = m["code"], m["code"], m.span("code")
         elif kind == "file":
             code = _unnumbered(code)
-        if (kind == "python") != (out is not None):
+        if (kind == "python") != (out is not None) and kind != "console":
             raise ValueError(f"{m['name']}: a python example needs a ```text block after it")
         items.append(dict(kind=kind, name=m["name"], code=code, out=out, span=span))
     return items
@@ -77,19 +77,26 @@ def parse(text):
 def check_marks(text):
     """Every mark opens a block, and every output block belongs to an example."""
     items = parse(text)
-    if len(_MARK.findall(text)) != len(items):
-        raise ValueError("a mark is not followed by a ```python or ```console block")
+    starts = {m.start() for m in _BLOCK.finditer(text)}
+    stray = [m.start() for m in _MARK.finditer(text) if m.start() not in starts]
+    if stray:
+        raise ValueError(f"the mark at line {_line(text, stray[0])} is not followed by a "
+                         "```python or ```console block")
     covered = [range(*m.span()) for m in _BLOCK.finditer(text)]
     loose = [m.start() for m in _OUTPUT.finditer(text)
              if not any(m.start() in r for r in covered)]
     if loose:
-        raise ValueError(f"output block outside an example at line {text.count(chr(10), 0, loose[0]) + 1}")
+        raise ValueError(f"output block outside an example at line {_line(text, loose[0])}")
     names = [i["name"].removesuffix(".py") for i in items if i["kind"] != "console"]
     clash = {n for n in names if names.count(n) > 1 or n in sys.stdlib_module_names
              or n in ("numpy", "gast", "astor", "ad_compiler", "pytest")}
     if clash:
         raise ValueError(f"example or file names used twice or shadowing a module: {clash}")
     return items
+
+
+def _line(text, offset):
+    return text.count("\n", 0, offset) + 1
 
 
 def _unnumbered(code):
@@ -178,12 +185,9 @@ def _documented():
                 yield doc, item
 
 
-try:
+if __name__ != "__main__":  # imported by pytest, not run as the runner
     import pytest
-except ImportError:  # the subprocess runner does not need it
-    pytest = None
 
-if pytest is not None:
     @pytest.fixture(scope="session")
     def doc_results(tmp_path_factory):
         """Every document's examples, run in one process per document, all at once."""
