@@ -85,6 +85,7 @@ class Plan:
         self.cond_always = False    # the while condition is statically True
         self.n = None               # the trip count Value of a 'for'
         self.before: dict = {}      # the frame's names before the loop
+        self.wanted = frozenset()   # names the body or later code may read
         self.outer: list = []       # (frame, its names) of the calling frames
         # one array object held by several names is one carried value (one slot)
         self.shared: dict = {}      # id(array leaf) -> slot
@@ -121,7 +122,8 @@ class CarryLifter:
                     or (name not in reads and name not in frame.live)):
                 continue
             self._carry(plan, name, value)
-        self._carry_aliases(plan, before, reads | frame.live)
+        plan.wanted = reads | frame.live
+        self._carry_aliases(plan, before, plan.wanted)
         for flag, needed in ((RETURNED, returns), (BROKE, breaks)):
             if needed:
                 self._carry(plan, flag, False)
@@ -296,7 +298,7 @@ class CarryLifter:
         appending = {n for _, names in plan.lists.values() for n in names}
         missing = [n for n, v in env.items()
                    if n not in carried and n in plan.before and n not in plan.stores
-                   and n not in appending and not n.startswith("<")
+                   and n in plan.wanted and n not in appending and not n.startswith("<")
                    and v is not plan.before[n]
                    and any(is_array_leaf(x) for x in flatten(plan.before[n])[0])]
         broken = []

@@ -143,7 +143,7 @@ class ExprLifter:
             raise UnresolvedAttributeError(
                 str(exc), hint="check the name: attributes are read when the function is "
                                "compiled, so they must exist by then") from None
-        return lift_object(found, self, hint=name)
+        return lift_object(found, self, hint=name, where=self.captures.attr(obj, name))
 
     def value_attribute(self, value: Value, name: str):
         if name in _STATIC_ATTRS:
@@ -181,7 +181,11 @@ class ExprLifter:
                 "cannot index a Python container with an array value (a loop counter "
                 "is one)", hint="index with a Python int (or put the items in an array "
                 "with np.stack)")
-        return self.outside(obj[index])
+        item = obj[index]
+        if type(index) in (int, str) and self.captures.of(obj) is not None:
+            return lift_object(item, self, where=self.captures.child(self.captures.of(obj),
+                                                                     ("item", index)))
+        return self.outside(item)
 
     def index_value(self, value: Value, index):
         lower = rules.METHODS.get("__getitem__")

@@ -134,21 +134,28 @@ class InlineLifter:
         sig = inspect.signature(fn, follow_wrapped=False)
         key = (id(fn.__code__), id(owner))
         return self.run_frame(parsed.node, parsed.source, scope, sig, args, kwargs, key,
-                              name or fn.__qualname__)
+                              name or fn.__qualname__, fn)
 
     def inline_local(self, local: LocalFunction, args, kwargs):
         scope = Scope(local_names(local.node), local.scope)
         return self.run_frame(local.node, local.source, scope, local.signature, args, kwargs,
                               (id(local.node), None), local.name)
 
-    def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str):
+    def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str, fn=None):
+        """Run a function's body in a new frame (``fn``: the Python function, whose
+        default values are captured state)."""
         self.check_recursion(key, name)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:  # located at the user's call by the caller's visitor
             raise UnsupportedOperationError(f"bad arguments for {name}(): {exc}",
                                             hint=f"its parameters are {name}{sig}") from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        if fn is not None:
+            self.guard_code(fn)
+            for param in set(bound.arguments) - given:
+                bound.arguments[param] = self.default_value(fn, param, bound.arguments[param])
         for param, value in bound.arguments.items():
             if sig.parameters[param].kind is inspect.Parameter.VAR_KEYWORD:
                 self.own(value)  # a new dict, as in Python: the body may change it

@@ -123,14 +123,15 @@ class LoopLifter(CarryLifter):
     def static_items(self, seq) -> list:
         if isinstance(seq, Appender):
             iter(seq)  # raises its error
-        items = []
+        raw = []
         for item in seq:
-            items.append(self.outside(item))
-            if len(items) > MAX_UNROLL:
+            raw.append(item)
+            if len(raw) > MAX_UNROLL:
                 raise UnsupportedSyntaxError(f"a 'for' loop over more than {MAX_UNROLL} "
                                              "Python items is too long to unroll",
                                              hint="loop over range(n) or over an array")
-        return items
+        self.captures.iterated(seq, raw)  # a CellList of the owner: its items are checked
+        return [self.outside(item) for item in raw]
 
     # -- unrolled loops -----------------------------------------------------------------
     def unroll(self, node, items) -> None:

@@ -281,6 +281,15 @@ def test_matrices(api, fn):
 
 def test_branch_both_ways(api):
     check(api, item_through_alias_in_branch, -X - 1.0)
+    check(api, list_built_before_branch, X)
+    check(api, list_built_before_branch, -X)
+
+
+def test_writing_into_a_broadcast_is_numpys_error():
+    with pytest.raises(ValueError, match="read-only"):
+        writes_into_broadcast(X.copy())
+    with pytest.raises(ValueError, match="read-only"):
+        ms.grad(writes_into_broadcast)(X.copy())
 
 
 def test_float32_stays_float32():
@@ -304,9 +313,41 @@ def aug_into_input(x):
 
 def writes_under_transpose(m):
     b = m * 1.0
-    t = b.T
-    b[0, 1] = 5.0
+    t = b.T                # always a view
+    b[0, 1] = 5.0 * m[2, 2]
+    t[2, 0] = m[1, 1] ** 2  # writes b[0, 2]
     return np.sum(t * m)
+
+
+def writes_under_expand_dims(m):
+    b = m * 1.0
+    e = np.expand_dims(b, 0)
+    e[0, 1, 2] = m[0, 0] * 3.0
+    return np.sum(b * m)
+
+
+def writes_under_reshape(m):
+    b = m * 1.0
+    r = b.reshape(9)       # a view or a copy, depending on the layout
+    b[0, 1] = 5.0
+    return np.sum(r * r)
+
+
+def writes_into_broadcast(x):
+    y = x * 1.0
+    v = np.broadcast_to(y, (2, 3))
+    v[0, 0] = 1.0          # NumPy: assignment destination is read-only
+    return np.sum(v)
+
+
+def list_built_before_branch(x):
+    y = x * 1.0
+    items = [y, x * 2.0]
+    if np.sum(x) > 0.1:
+        y[0] = x[1] * 4.0  # the list holds y: it sees the write
+    else:
+        y *= 2.0
+    return np.sum(items[0] * items[1])
 
 
 def overlapping_self_assignment(m):
@@ -347,7 +388,7 @@ def same_array_on_one_path(x):
     (same_array_on_one_path, X, "may share memory"),
     (writes_into_input, X, "does not own"),
     (aug_into_input, X, "does not own"),
-    (writes_under_transpose, np.eye(3), "may share memory"),
+    (writes_under_reshape, np.eye(3), "may share memory"),
     (overlapping_self_assignment, np.eye(3), "overlaps the positions"),
     (aliased_then_split_after_write, X, "may share memory"),
 ])
@@ -378,3 +419,8 @@ def test_in_place_cast_error_is_numpys():
         int_array_plus_float(X.copy())
     with pytest.raises(TypeError, match="same_kind"):
         ms.grad(int_array_plus_float)(X.copy())
+
+
+@pytest.mark.parametrize("fn", [writes_under_transpose, writes_under_expand_dims])
+def test_views_that_are_always_views(api, fn):
+    check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
