@@ -29,7 +29,8 @@ ad_compiler ARGS`` line; its stdout and stderr follow it, then ``[exit status N]
 when N is not 0. A file listing whose lines all start with their own number
 (`` 1  import numpy``) is written without the numbers. Paths into the directory
 are printed without it. A ```text or ```console block outside an example is an
-error: output in the docs is tested output.
+error: output in the docs is tested output (other shell commands go in ```bash
+blocks, which are not run).
 
 ``python tests/docs/test_examples.py [--update] [FILE.md ...]`` runs the examples
 and shows the differences, or with ``--update`` writes the real output into the
@@ -64,12 +65,13 @@ def parse(text):
     for m in _BLOCK.finditer(text):
         kind = "file" if m["kind"] == "file" else m["lang"]
         code, out, span = m["code"], m["out"], m.span("out")
-        if kind == "console":
-            code, out, span = m["code"], m["code"], m.span("code")
+        if (out is None) == (kind == "python"):
+            raise ValueError(f"{m['name']}: a python example, and nothing else, is followed "
+                             "by a ```text block")
+        if kind == "console":  # the block holds the commands and their output
+            out, span = code, m.span("code")
         elif kind == "file":
             code = _unnumbered(code)
-        if (kind == "python") != (out is not None) and kind != "console":
-            raise ValueError(f"{m['name']}: a python example needs a ```text block after it")
         items.append(dict(kind=kind, name=m["name"], code=code, out=out, span=span))
     return items
 
@@ -122,7 +124,11 @@ def start(doc, directory):
 
 def finish(process, directory):
     """``{name: output}`` of the examples ``start`` ran (raises if the runner failed)."""
-    _, err = process.communicate(timeout=300)
+    try:
+        _, err = process.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
     if process.returncode:
         raise RuntimeError(err)
     return json.loads((directory / "results.json").read_text())
