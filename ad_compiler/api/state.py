@@ -155,8 +155,11 @@ def _access(read, names, ns, k) -> str:
 
 
 def _plain_name(name) -> bool:
+    """An attribute name written as ``.name`` (a private ``__name`` is not: Python
+    would not mangle it here, but the user's class did)."""
     return (isinstance(name, str) and name.isascii() and name.isidentifier()
-            and not keyword.iskeyword(name) and not name.startswith("__"))
+            and not keyword.iskeyword(name)
+            and (not name.startswith("__") or name.endswith("__")))
 
 
 def _check(read, v: str, ns, k) -> str | None:

@@ -362,7 +362,9 @@ class CaptureLifter:
         if isinstance(fn, types.FunctionType) and not is_library_globals(fn.__globals__):
             caps = self.captures
             read = caps.child(caps.root(fn), ("attr", "__code__"), f"{fn.__qualname__}.__code__")
-            caps.note(read, fn.__code__)
+            if read is not None and read.kind is None:
+                # held strongly: a code object is small, and this saves a call per check
+                read.kind, read.expected = "same", Strong(fn.__code__)
 
     def default_value(self, fn, param: str, value):
         """The lift-time value of ``param``'s default in the Python function ``fn``:
