@@ -113,7 +113,15 @@ class CallLifter:
         lower = rules.find_lowering(callee)
         if lower is None:
             return NOT_HANDLED
-        return lower(self.b, *self.arrays_to_values(args), **self.arrays_to_values(kwargs))
+        out = lower(self.b, *self.arrays_to_values(args), **self.arrays_to_values(kwargs))
+        return tree_map(self._numpy_result, out) if _is_numpy(callee) else out
+
+    def _numpy_result(self, v):
+        """A NumPy function never returns a Python number: of Python numbers it gives a
+        NumPy scalar (np.float64), which is strongly typed (NEP 50)."""
+        if isinstance(v, Value) and v.type.weak:
+            return self.b.npscalar(v, dtype=v.type.dtype)
+        return v
 
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
@@ -190,6 +198,11 @@ def _is_container_builtin(callee) -> bool:
 def _is_library(fn) -> bool:
     module = getattr(fn, "__module__", None) or ""
     return module.split(".")[0] in _LIBRARIES or module.startswith(_INTERNAL)
+
+
+def _is_numpy(callee) -> bool:
+    return isinstance(callee, np.ufunc) or (
+        getattr(callee, "__module__", None) or "").split(".")[0] == "numpy"
 
 
 def unsupported_call(callee) -> UnsupportedOperationError:

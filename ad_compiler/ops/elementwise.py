@@ -403,6 +403,21 @@ primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F,
           examples=[ex(()), ex(float)])
 
 
+def _npscalar_infer(t: AType, *, dtype) -> AType:
+    if not t.weak:
+        raise ValueError(f"npscalar needs a Python number, got {t}")
+    return AType((), np.dtype(dtype), False)
+
+
+# the NumPy scalar a NumPy function gives for Python-number inputs (np.multiply(2.0, s)
+# is an np.float64, a strong type: it makes a float32 array it meets float64)
+primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F,
+          impl=lambda x, *, dtype: np.dtype(dtype).type(x),
+          vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
+          jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
+          examples=[ex(float, dtype=np.dtype("float64"))])
+
+
 @method("copy")
 def lower_copy(b, x, order="C"):
     return b.copy(x)
