@@ -213,7 +213,9 @@ class FlowLifter:
         frame = self.frame
         saved, frame.rest = frame.rest, []  # the guarded statements end the block
         try:
-            self.lift_if(value, jumped, go_on)
+            # where the paths meet: a merge that cannot be made is an error there
+            with self.located(rest[0]):
+                self.lift_if(value, jumped, go_on)
         finally:
             frame.rest = saved
 
