@@ -322,18 +322,23 @@ def lower_asarray(b, a, dtype=None, **_ignored):
         a = b.const(a)   # a (nested) list of values: their stack
     if not isinstance(a, Value):
         return b.const(np.asarray(a, dtype=dtype))
-    if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
-        return b.cast(a, dtype=np.dtype(dtype))
+    t = b.type_of(a)
+    dtype = t.dtype if dtype is None else np.dtype(dtype)
+    if dtype != t.dtype or t.shape == ():
+        # a Python number or a NumPy scalar becomes a 0-d array (a 0-d array stays itself)
+        return b.cast(a, dtype=dtype)
     return a
 
 
-@lowering(np.array)
+@lowering(np.array, np.copy)
 def lower_array(b, a, dtype=None, *, copy=True, **_ignored):
-    """``np.array(x)`` is a new array (``copy=True``), as ``x.copy()`` is."""
+    """``np.array(x)`` and ``np.copy(x)`` are a new array (``copy=True``), as
+    ``x.copy()`` is; of a 0-d value, a 0-d array (``x.copy()`` of a NumPy scalar is one)."""
     from ..ir.core import Value
     out = lower_asarray(b, a, dtype)
-    if out is a and isinstance(a, Value) and copy is not None and copy is not False:
-        return b.copy(a)
+    fresh = out is a or b.type_of(a).shape == ()
+    if fresh and isinstance(a, Value) and copy is not None and copy is not False:
+        return b.copy(out)
     return out
 
 
@@ -386,7 +391,7 @@ def lower_astype(b, x, dtype, copy=True):
 primitive("copy", emit="{0}.copy()", array_inputs=True, infer=lambda t: AType(t.shape, t.dtype, False),
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: expand_like(b, t[0], out),
-          examples=[ex((2, 3)), ex(float)], aliases=(np.copy,), family=F)
+          examples=[ex((2, 3)), ex(float)], family=F)
 
 
 def _pyfloat_infer(t: AType) -> AType:
