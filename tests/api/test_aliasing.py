@@ -455,7 +455,7 @@ def test_views_that_are_always_views(api, fn):
 
 
 def zero_d_view_in_loop(x):
-    t = np.clip(x, -0.6, 0.7)
+    t = np.clip(x, -0.65, 0.75)
     first = np.squeeze(t[:1], 0)  # a 0-d view of t[0]
     for i in range(3):
         t -= first                # after the first pass first is 0
