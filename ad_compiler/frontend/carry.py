@@ -13,7 +13,8 @@ Invariants:
 * At the end of the body (:meth:`CarryLifter.next_values`) every dynamic leaf is
   converted to its initial type; a leaf whose dtype must grow raises
   :class:`Retry` with the promoted types, and the loop is lifted again; a leaf
-  whose shape changes raises :class:`ShapeChange` (never broadcast). A
+  whose shape changes, or an array whose dtype changes, raises
+  :class:`ShapeChange` (never broadcast nor promoted). A
   ``return`` first seen in the body also raises :class:`Retry`: its value then
   becomes carried, starting from zeros.
 """
@@ -55,7 +56,7 @@ class ShapeChange(InvalidOperandError):
             f"iteration, {t1} after it, so its {what} after the loop would depend on how "
             "many times the loop runs",
             hint=f"give {_shown(name)} its final {what} before the loop {self._FIX[what]}, "
-                 "or loop over range(n) with a constant n and no 'break' or 'return'")
+                 "or loop over range(n) with a constant n")
 
 
 class Fixed:

@@ -81,10 +81,29 @@ def loop_that_never_runs(x, s):
     return np.sum(x)
 
 
+def while_that_surely_runs_once(x, s):
+    k = 0
+    while k < 3:                                 # True at compile time: unrolled once
+        k += 1
+        x = x * -0.7 + np.tanh(s)
+        if np.mean(x) > 1.6:
+            break
+    return x
+
+
+def return_after_the_promotion(x, s):
+    for i in range(3):
+        x = x * -0.7 + np.tanh(s)
+        if np.mean(x) > 0.0:
+            return np.sum(x)
+    return np.sum(x * 2.0)
+
+
 CASES = [ufunc_of_python_floats, tanh_of_python_float, math_of_python_float,
          arithmetic_of_python_floats, maximum_of_python_floats, asarray_of_python_float,
          asarray_of_a_sum, array_of_a_sum, copy_of_a_sum, python_number_on_one_path,
-         loop_promotes_once, loop_that_never_runs]
+         loop_promotes_once, loop_that_never_runs, while_that_surely_runs_once,
+         return_after_the_promotion]
 INPUTS = [(X3, 1.5), (-X3, 0.7)]  # both paths of python_number_on_one_path
 
 
