@@ -483,3 +483,27 @@ def view_of_view_carried(x):
 def test_zero_d_views_and_chains(api, fn):
     check(api, fn, X)
     check(api, fn, Y)
+
+
+def loop_over_a_list_of_written_arrays(x):
+    t = x * 1.0
+    for v in [x, t]:
+        t[0] += np.max(v)     # the second item is t as written by the first iteration
+    return np.sum(t * x)
+
+
+def loop_over_a_tuple_with_branches(x):
+    t = x * 1.0
+    for v in (t, x, t):
+        if np.sum(v) > 0.2:
+            t *= 1.5
+        else:
+            t[1] = v[0] * 2.0
+    return np.sum(t * x)
+
+
+@pytest.mark.parametrize("fn", [loop_over_a_list_of_written_arrays,
+                                loop_over_a_tuple_with_branches])
+def test_unrolled_loops_read_items_as_written(api, fn):
+    check(api, fn, X)
+    check(api, fn, Y)
