@@ -252,6 +252,10 @@ class LoopLifter(CarryLifter):
                 finally:
                     self.frame.live = saved_live
                 stacked[:] = [(names, app) for names, app in appenders if app.items]
+                # a carried array the iteration also appended is, after the loop, the
+                # list's last item too (Python's list holds the object itself)
+                plan.appended = [k for k, v in enumerate(nxt)
+                                 if any(self.related(v, app.items[0]) for _, app in stacked)]
                 return nxt, [stackable(b, app) for _, app in stacked]
 
         if it is not None and not plan.counter:

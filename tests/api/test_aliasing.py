@@ -409,7 +409,18 @@ def same_array_on_one_path(x):
     return np.sum(y * x)
 
 
+def writes_an_array_a_loop_appended(x):
+    y = x * 1.0
+    ys = []
+    for i in range(3):
+        y = y * 1.5
+        ys.append(y)
+    y[0] = 100.0           # ys[-1] is y
+    return np.sum(np.stack(ys))
+
+
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_an_array_a_loop_appended, X, "appended to a list"),
     (writes_rows_it_iterates, X, "loop runs over"),
     (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
