@@ -123,14 +123,18 @@ class GradFunction:
                         return out
         return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
-        sens = None
+    def _split(self, args, kwargs):
+        """``(inputs, sens)`` of a call (sens None without ``sens_param``)."""
         if self.config.sens:
-            args, sens = packing.split_sens(args, kwargs)
-        elif kwargs:
+            return packing.split_sens(args, kwargs)
+        if kwargs:
             raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
                                 "positionally" + ("" if self.config.style == "grad" else
                                                   " (sens= needs sens_param=True)"))
+        return args, None
+
+    def _call(self, args, kwargs):
+        args, sens = self._split(args, kwargs)
         entry, state = self.entry_and_state(args)
         leaves, kinds, _ = flatten(args)
         extra = [p.asnumpy() for p in entry.params]
@@ -147,14 +151,13 @@ class GradFunction:
     def __ad_lower__(self, b, *args, **kwargs):
         """Inline this gradient into a function being compiled (gradients of gradients)."""
         from ..ir.clone import inline
-        sens = None
-        if self.config.sens:
-            args, sens = packing.split_sens(args, kwargs)
+        args, sens = self._split(args, kwargs)
         entry = self.entry_for(args)
         leaves, _, _ = flatten(args)
+        leaves = [b.const(v) for v in leaves]  # a constant input (1.0, a global array) is an op
         params = [b.read_parameter(p) for p in entry.params]
         captured = b.read_captured(entry.captured, self._owner) if entry.captured else []
-        sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
+        sens_vals = packing.sens_values(b, sens, entry) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
 
