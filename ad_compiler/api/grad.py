@@ -24,7 +24,7 @@ import numpy as np
 
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
-from ..errors import GradTypeError, GradValueError
+from ..errors import GradTypeError, GradValueError, UnsupportedOperationError
 from ..frontend import owner_of
 from . import packing
 from .compiler import build_entry
@@ -206,6 +206,7 @@ class GradOperation:
 
     def __ad_lower__(self, b, fn, weights=None):
         """Inside compiled code, ``grad_op(net)`` is evaluated at compile time."""
+        refuse_local(fn)
         return self(fn, weights)
 
     def __call__(self, fn, weights=None):
@@ -313,12 +314,27 @@ def value_and_grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False,
     return GradFunction(fn, config, weights)
 
 
+def refuse_local(fn) -> None:
+    """An :class:`UnsupportedOperationError` for a function defined inside the compiled
+    function (a ``def`` or ``lambda`` there has no compiled gradient of its own)."""
+    from ..frontend.inline import LocalFunction
+    if isinstance(fn, LocalFunction):
+        raise UnsupportedOperationError(
+            f"the gradient of {fn.name}, a function defined inside the compiled function, "
+            "is not supported",
+            hint="define it outside (at module level) and pass what it reads from here as "
+                 "arguments")
+
+
 def _static_lowering(api_fn):
-    """Calls of ``grad``/``value_and_grad`` inside compiled code run at compile time."""
+    """Calls of ``grad``/``value_and_grad`` and ``GradOperation(...)`` inside compiled
+    code run at compile time."""
     def lower(b, *args, **kwargs):
+        refuse_local(args[0] if args else kwargs.get("fn"))
         return api_fn(*args, **kwargs)
     return lower
 
 
 register_lowering(grad, _static_lowering(grad))
 register_lowering(value_and_grad, _static_lowering(value_and_grad))
+register_lowering(GradOperation, _static_lowering(GradOperation))

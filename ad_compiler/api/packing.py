@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Value
 from ..tensor import Tensor, unwrap, wrap
-from .signature import TENSOR, leaf_kind, to_input_type, unflatten_like
+from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 
 
 # -- sens ----------------------------------------------------------------------
@@ -144,13 +144,23 @@ def _weight_grad(w, j, it):
 def pack_values(gf, entry, outs, args, b):
     """Results of an inlined call (IR values), in the same structure as :func:`pack`."""
     it = iter(outs[entry.n_value_outs:])
+    leaves = flatten(args)[0]
     inputs = []
     for p in entry.positions:
-        inputs.append(unflatten_like(args[p], it))
+        start, stop = entry.slots[p]
+        conv = iter([_value_like_input(b, next(it), leaves[i]) for i in range(start, stop)])
+        inputs.append(unflatten_like(args[p], conv))
     weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _value_like_input(b, g: Value, x):
+    """The gradient ``g`` of an inlined input ``x``: a Python float for a Python float (as
+    :func:`~.signature.to_input_type` makes it at run time), else as computed."""
+    weak = type(x) is float or isinstance(x, Value) and x.type.weak and x.type.dtype.kind == "f"
+    return b.pyfloat(g) if weak and not g.type.weak else g
 
 
 def assemble(config, entry, inputs, weights, value):
