@@ -26,6 +26,7 @@ from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
 from ..errors import GradTypeError, GradValueError, UnsupportedOperationError
 from ..frontend import owner_of
+from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
 from .fastpath import fast_call, guarded, ndarray_signature
@@ -207,7 +208,7 @@ class GradOperation:
     def __ad_lower__(self, b, fn, weights=None):
         """Inside compiled code, ``grad_op(net)`` is evaluated at compile time."""
         refuse_local(fn)
-        return self(fn, weights)
+        return self(fn, parameters_of(b, weights))
 
     def __call__(self, fn, weights=None):
         if not self.get_by_list:
@@ -326,15 +327,34 @@ def refuse_local(fn) -> None:
                  "arguments")
 
 
-def _static_lowering(api_fn):
+def parameters_of(b, weights):
+    """``weights`` given inside compiled code: the Parameters whose values they are."""
+    if isinstance(weights, (list, tuple)):
+        return type(weights)(parameters_of(b, w) for w in weights)
+    if not isinstance(weights, Value):
+        return weights
+    param = b.parameter_of(weights)
+    if param is None:
+        raise GradTypeError("weights must be Parameters (a Parameter, a list/tuple of them or a "
+                            "ParameterTuple), but got an array computed in the function",
+                            hint="pass the Cell's Parameters themselves, e.g. "
+                                 "weights=self.weights made in __init__")
+    return param
+
+
+def _static_lowering(api_fn, weights_at=None):
     """Calls of ``grad``/``value_and_grad`` and ``GradOperation(...)`` inside compiled
-    code run at compile time."""
+    code run at compile time (``weights_at``: the position of the weights argument)."""
     def lower(b, *args, **kwargs):
         refuse_local(args[0] if args else kwargs.get("fn"))
+        if weights_at is not None and len(args) > weights_at:
+            args = (*args[:weights_at], parameters_of(b, args[weights_at]), *args[weights_at + 1:])
+        if weights_at is not None and "weights" in kwargs:
+            kwargs["weights"] = parameters_of(b, kwargs["weights"])
         return api_fn(*args, **kwargs)
     return lower
 
 
-register_lowering(grad, _static_lowering(grad))
-register_lowering(value_and_grad, _static_lowering(value_and_grad))
+register_lowering(grad, _static_lowering(grad, weights_at=2))
+register_lowering(value_and_grad, _static_lowering(value_and_grad, weights_at=2))
 register_lowering(GradOperation, _static_lowering(GradOperation))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from ad_compiler import errors, ops
+from ad_compiler import Parameter, ParameterTuple, Tensor, errors, nn, ops
 
 C = np.array([0.2, 0.4, -0.1])
 GET_ALL = ops.GradOperation(get_all=True)
@@ -364,3 +364,87 @@ def test_documented_refusals_are_located(fn, words):
     assert words in message and "hint:" in message
     line = fn.__code__.co_firstlineno + 1 + (fn is grad_of_local_def) * 2
     assert f"{__file__}:{line}:" in message
+
+
+# -- weights given inside compiled code ---------------------------------------------
+
+W = np.array([0.5, -1.0, 2.0])
+
+
+class Wave(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(W.copy(), name="w")
+
+    def construct(self, a):
+        return np.sum(np.sin(self.w * a))
+
+
+class WeightsMadeInInit(nn.Cell):  # MindSpore's pattern
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.weights = ParameterTuple(net.trainable_params())
+        self.grad_op = ops.GradOperation(get_by_list=True)
+
+    def construct(self, x):
+        return self.grad_op(self.net, self.weights)(x)
+
+
+class WeightsListedInConstruct(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def construct(self, x):
+        return ms.grad(self.net, grad_position=None, weights=self.net.trainable_params())(x)
+
+
+class WeightsOfConstantInput(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.grad_op = ops.GradOperation(get_by_list=True)
+
+    def construct(self, x):
+        return self.grad_op(self.net, self.net.trainable_params())(0.5)[0] * x
+
+
+def _cos_wx_x(x):  # d/dw sum(sin(w x))
+    return (np.cos(W * x) * x,)
+
+
+@pytest.mark.parametrize("cell, closed_form", [
+    (WeightsMadeInInit, _cos_wx_x),
+    (WeightsListedInConstruct, lambda x: _cos_wx_x(x)[0]),
+    (WeightsOfConstantInput, lambda x: np.cos(W * 0.5) * 0.5 * x),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_weights_inside(cell, closed_form):
+    net = cell(Wave())
+    x = np.array([0.3, -0.5, 0.8])
+    plain = net(x)
+    for got, want in zip(leaves(plain), leaves(closed_form(x))):
+        np.testing.assert_allclose(np.asarray(got.asnumpy() if isinstance(got, Tensor) else got),
+                                   want, rtol=1e-6)
+    grad = ops.GradOperation()(net)(x)
+    np.testing.assert_allclose(grad, _fd(closed_form, x), rtol=1e-5, atol=1e-6)
+
+
+def weights_computed(x):
+    return np.sum(ms.grad(WAVE, grad_position=None, weights=x * 2.0)(x))
+
+
+WAVE = Wave()
+
+
+def test_weights_computed_in_the_function_are_refused():
+    x = np.array([0.3, -0.5, 0.8])
+    with pytest.raises(errors.GradTypeError, match="weights must be Parameters"):
+        weights_computed(x)
+    with pytest.raises(errors.GradTypeError, match="weights must be Parameters") as info:
+        ms.grad(weights_computed)(x)
+    assert f"{__file__}:{weights_computed.__code__.co_firstlineno + 1}:" in str(info.value)
+
+
+def leaves(tree):
+    return [v for t in tree for v in leaves(t)] if isinstance(tree, tuple) else [tree]
