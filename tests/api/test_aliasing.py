@@ -452,3 +452,34 @@ def test_in_place_cast_error_is_numpys():
 @pytest.mark.parametrize("fn", [writes_under_transpose, writes_under_expand_dims])
 def test_views_that_are_always_views(api, fn):
     check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
+
+
+def zero_d_view_in_loop(x):
+    t = np.clip(x, -0.65, 0.75)
+    first = np.squeeze(t[:1], 0)  # a 0-d view of t[0]
+    for i in range(3):
+        t -= first                # after the first pass first is 0
+    return np.sum(t * t) + np.sum(first)
+
+
+def zero_d_view_by_ellipsis(x):
+    y = x * 1.0
+    e = y[..., 1]                 # a 0-d view, not a NumPy scalar
+    e += x[0] * 2.0
+    return np.sum(y * x)
+
+
+def view_of_view_carried(x):
+    t = x * 1.0
+    w = np.expand_dims(t[1:], 0)  # a view of a view of t
+    for i in range(2):
+        t *= 1.5
+        w[0, 0] = w[0, 1] * x[0]
+    return np.sum(t * t) + np.sum(w)
+
+
+@pytest.mark.parametrize("fn", [zero_d_view_in_loop, zero_d_view_by_ellipsis,
+                                view_of_view_carried])
+def test_zero_d_views_and_chains(api, fn):
+    check(api, fn, X)
+    check(api, fn, Y)
