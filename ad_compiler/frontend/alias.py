@@ -145,6 +145,7 @@ class AliasLifter:
         self.views: dict[int, View] = {}    # id(child) -> View (keeps both alive)
         self.foreign: set[int] = set()      # ids of Values the function does not own
         self.iterated: list = []            # arrays whose rows enclosing loops run over
+        self.in_loop_list: list = []        # arrays a list built by a loop op also holds
 
     @contextmanager
     def iterating_over(self, arrays):
@@ -330,6 +331,11 @@ class AliasLifter:
                      "write into the array")
 
     def _check_appended(self, old) -> None:
+        if any(self.related(old, a) for a in self.in_loop_list):
+            raise UnsupportedOperationError(
+                "this writes into an array that a loop also appended to a list, which "
+                "in Python holds that same array and would see the write",
+                hint="append a copy in the loop: ys.append(v.copy())")
         for frame in self.frames:
             for value in frame.scope.env.values():
                 items = getattr(value, "items", None)

@@ -36,7 +36,7 @@ from .exprs import ValueMethod, holds_value
 from .inline import LocalFunction
 from .resolve import construct_of, is_array, is_cell, is_parameter, lift_object, tensor_class
 from .specs import tree_map
-from .statics import describe, is_pure, is_structural
+from .statics import describe, is_cell_reader, is_pure, is_structural
 from .values import StaticIndexNeeded
 
 NOT_HANDLED = object()
@@ -100,6 +100,10 @@ class CallLifter:
         if not is_pure(callee) or holds_value(args) or holds_value(kwargs):
             return NOT_HANDLED
         result = callee(*args, **kwargs)
+        if is_cell_reader(callee):
+            # which Parameters it lists depends on their requires_grad and on the
+            # Cell tree: the code depends on the Cell epoch, which both move
+            self.captures.needs_epoch = True
         if callee is len and len(args) == 1:
             self.captures.measured(args[0], result)
         if callee is getattr:  # getattr(self, 'w') reads like self.w

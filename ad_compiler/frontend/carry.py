@@ -95,6 +95,7 @@ class Plan:
         self.keep: list = []        # the leaves ``shared`` keys, kept alive
         self.split: set = set()     # names that stop sharing their array in the loop
         self.loosened: set = set()  # (child, parent) slots whose view the body breaks
+        self.appended: list = []    # slots whose last value a list built by the loop holds
         self.views: list = []       # (child slot, parent slot, index or LOOSE)
 
     def flag_args(self, args) -> list:
@@ -370,6 +371,8 @@ class CarryLifter:
     def bind_after(self, plan, before, results, stacked) -> None:
         frame = self.frame
         self._note_carried_views(plan, results[:len(plan.inits)])  # as in the body
+        for k in plan.appended:
+            self.in_loop_list.append(results[k])
         env = dict(before)
         for carry in plan.carries:
             env[carry.name] = unflatten(carry.treedef, [

@@ -58,6 +58,10 @@ class LiftBuilder(Builder):
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
 
+    def parameter_of(self, value):
+        """The Parameter whose Value ``value`` is in the function being lifted, or None."""
+        return self._lifter.parameter_of(value)
+
     def read_captured(self, state, owner) -> list:
         """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
         return self._lifter.adopt(state, owner)

@@ -409,7 +409,18 @@ def same_array_on_one_path(x):
     return np.sum(y * x)
 
 
+def writes_an_array_a_loop_appended(x):
+    y = x * 1.0
+    ys = []
+    for i in range(3):
+        y = y * 1.5
+        ys.append(y)
+    y[0] = 100.0           # ys[-1] is y
+    return np.sum(np.stack(ys))
+
+
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_an_array_a_loop_appended, X, "appended to a list"),
     (writes_rows_it_iterates, X, "loop runs over"),
     (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
@@ -481,5 +492,29 @@ def view_of_view_carried(x):
 @pytest.mark.parametrize("fn", [zero_d_view_in_loop, zero_d_view_by_ellipsis,
                                 view_of_view_carried])
 def test_zero_d_views_and_chains(api, fn):
+    check(api, fn, X)
+    check(api, fn, Y)
+
+
+def loop_over_a_list_of_written_arrays(x):
+    t = x * 1.0
+    for v in [x, t]:
+        t[0] += np.max(v)     # the second item is t as written by the first iteration
+    return np.sum(t * x)
+
+
+def loop_over_a_tuple_with_branches(x):
+    t = x * 1.0
+    for v in (t, x, t):
+        if np.sum(v) > 0.2:
+            t *= 1.5
+        else:
+            t[1] = v[0] * 2.0
+    return np.sum(t * x)
+
+
+@pytest.mark.parametrize("fn", [loop_over_a_list_of_written_arrays,
+                                loop_over_a_tuple_with_branches])
+def test_unrolled_loops_read_items_as_written(api, fn):
     check(api, fn, X)
     check(api, fn, Y)
