@@ -237,8 +237,26 @@ def returns_an_appended_list(x):
     return ys, np.sum(x)
 
 
+# -- a loop-invariant maximum, counted on every iteration ----------------------------
+
+def invariant_maximum_in_a_loop(x):
+    buf = np.zeros_like(x)
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.maximum(np.sum(x[2]), buf[2]))
+    return s
+
+
+# -- a stack of Python floats and an array ------------------------------------------
+
+def matmul_with_a_stack_of_floats(x, s, t):
+    return np.sum(x @ np.stack([s, s, t]))
+
+
 CASES = [
     (constant, (X3,)),
+    (invariant_maximum_in_a_loop, (X3,)),
+    (matmul_with_a_stack_of_floats, (M32.T.copy(), 0.5, -0.25)),
     (overwritten_by_a_later_loop, (X3, Y3)),
     (carried_then_overwritten, (X3, Y3)),
     (captured_then_overwritten, (X3, Y3)),
