@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from . import statements
-from .program import HEADER, Program, fresh, finite
+from .program import HEADER, Program, finite, fresh, load_module
 from .recipes import RECIPES, Reject
 
 BOUND = 1e3
@@ -105,9 +105,11 @@ class Gen:
         return names, tuple(values)
 
     def _namespace(self) -> dict:
-        ns: dict = {}
-        exec(compile(HEADER + "".join(self.helpers), "<fuzz>", "exec"), ns)
-        return ns
+        if not self.helpers:
+            ns: dict = {}
+            exec(compile(HEADER, "<fuzz>", "exec"), ns)
+            return ns
+        return dict(vars(load_module(HEADER + "".join(self.helpers))))
 
     def run(self, lines: list[str]) -> dict:
         """The variables after ``lines`` ran on the first input; Reject if they fail."""

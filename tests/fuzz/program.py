@@ -52,6 +52,11 @@ def _directory() -> str:
 
 def load_function(source: str, name: str = "f"):
     """Write ``source`` to a new module file, import it, return its ``name``."""
+    return getattr(load_module(source), name)
+
+
+def load_module(source: str):
+    """Write ``source`` to a new module file and import it (the compiler reads its source)."""
     module_name = f"fz_{os.getpid()}_{next(_COUNTER)}"
     path = os.path.join(_directory(), module_name + ".py")
     with open(path, "w") as fh:
@@ -59,7 +64,7 @@ def load_function(source: str, name: str = "f"):
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name)
+    return module
 
 
 def fresh(args):

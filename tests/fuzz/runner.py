@@ -103,7 +103,10 @@ def main(argv=None) -> int:
         results = pool.imap_unordered(_work, jobs, chunksize=4)
     else:
         results = map(_work, jobs)
-    for seed, outcome, text in results:
+    for done, (seed, outcome, text) in enumerate(results, 1):
+        if done % 500 == 0:
+            print(f"... {done} programs, {time.time() - start:.0f} s: {dict(counts)}",
+                  file=sys.stderr, flush=True)
         counts[outcome.kind] += 1
         if outcome.kind == "located refusal":
             refusals[outcome.signature()] += 1
