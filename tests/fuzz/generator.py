@@ -28,7 +28,7 @@ FEATURES = (
     "elementwise", "broadcast", "reduce", "matmul", "shape", "nondiff", "scalar", "ops",
     "higher_order", "index", "setitem", "alias", "augassign", "views", "containers",
     "helpers", "if", "for", "while", "break", "return", "comprehension", "float_lists",
-    "std_degenerate",
+    "std_degenerate", "mixed_dtype",
 )
 
 _REDUCE = ("sum", "mean", "max", "min", "amax", "amin", "std", "var", "argmax", "argmin",
@@ -125,6 +125,8 @@ class Gen:
             with np.errstate(all="raise"), warnings.catch_warnings():
                 warnings.simplefilter("error")
                 out = ns["__fz"](*args)
+                if "mixed_dtype" not in self.features:
+                    _single_dtype(ns["__fz"](*_float32(args)))
         except Exception:
             raise Reject from None
         if any(not np.array_equal(a, b) for a, b in zip(args, self.args)):
@@ -161,7 +163,7 @@ class Gen:
 
     def arrays(self, min_nd=1, max_nd=2) -> list[str]:
         return self.visible(lambda v: isinstance(v, np.ndarray) and v.dtype.kind == "f"
-                            and min_nd <= v.ndim <= max_nd
+                            and min_nd <= v.ndim <= max_nd and v.size > 0
                             or min_nd == 0 and isinstance(v, np.floating))
 
     def arr(self, min_nd=1, max_nd=2) -> str:
@@ -259,7 +261,7 @@ class Gen:
                 lines = statements.KINDS[kind](self)
                 self.commit(lines, used=kind)
                 return
-            except Reject:
+            except Exception:       # Reject, or a recipe that does not fit these shapes
                 self.used, self.helpers, self.counter = saved
                 self.ns = self._namespace()
 
@@ -281,6 +283,26 @@ def _final(g) -> str:
         except Reject:
             continue
     return f"np.sum({g.params[0]})"
+
+
+def _float32(args):
+    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _single_dtype(out) -> None:
+    """Raise if float32 inputs made a float64 array or NumPy scalar (feature 'mixed_dtype')."""
+    values = out[1].values() if isinstance(out, tuple) and out and out[0] == "__env__" else [out]
+    for leaf in (x for v in values for x in _leaves(v)):
+        if isinstance(leaf, (np.ndarray, np.floating)) and leaf.dtype == np.float64:
+            raise Reject
+
+
+def _leaves(v):
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _leaves(item)]
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in _leaves(item)]
+    return [v]
 
 
 def _assigned(lines) -> set:

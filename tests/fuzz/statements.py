@@ -225,7 +225,7 @@ def body(g, binding: list[str], n: int, loop: bool) -> list[str]:
                 try:
                     new = KINDS[g.choice(kinds)](g)
                     g.env = g.run(g.top + new)
-                except Reject:
+                except Exception:  # Reject, or a recipe that does not fit these shapes
                     continue
                 g.top, lines = g.top + new, lines + new
                 break
@@ -263,7 +263,7 @@ def carried(g, outer, outer_env) -> list[str]:
                 e = g.partner(c)
                 line = f"{c} = {c} * {g.choice(['0.5', '0.9', '-0.7'])} + {g.choice([e, f'np.tanh({e})'])}"
                 env = g.run(g.top + [line])
-            except Reject:
+            except Exception:
                 continue
             if type(env[c]) is type(outer_env[c]) and np.shape(env[c]) == np.shape(outer_env[c]):
                 g.top, g.env = g.top + [line], env
