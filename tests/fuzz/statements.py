@@ -143,12 +143,12 @@ def comprehension(g):
     if conts and g.coin():
         c = g.choice(conts)
         body = g.choice(["np.sin(u) * 2.0", "u * u", "np.tanh(u) + 1.0"])
-        cond = g.choice(["", f" if {g.flt()} > 0.0"])
+        cond = f" if {g.flt()} > 0.0" if g.coin(0.1) else ""
         comp = f"[{body} for u in {c}{cond}]"
     else:
         x = g.arr()
         n = g.env[x].shape[0]
-        cond = g.choice(["", " if k != 1"])
+        cond = " if k != 1" if g.coin(0.1) else ""
         comp = f"[{x}[k] * {g.flt()} for k in range({n}){cond}]"
     return [f"{t} = {g.choice(['sum', 'np.stack', ''])}({comp})"]
 
