@@ -13,7 +13,10 @@ written for MindSpore keeps working.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from .ir.names import one_line
 
 
 @dataclass(frozen=True)
@@ -26,16 +29,18 @@ class SourceLoc:
     text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{one_line(self.file)}:{self.line}"
 
     def render(self) -> str:
-        """``file:line:col`` followed by the source line and a caret."""
-        head = f"{self.file}:{self.line}:{self.col + 1}"
+        """``file:line:col`` followed by the source line and a caret (the file name
+        and the line escaped by :func:`~.ir.names.one_line`: one line each)."""
+        head = f"{self}:{self.col + 1}"
         if not self.text:
             return head
         stripped = self.text.lstrip()
         caret_col = max(0, self.col - (len(self.text) - len(stripped)))
-        return f"{head}\n    {stripped.rstrip()}\n    {' ' * caret_col}^"
+        caret_col = len(one_line(stripped[:caret_col]))
+        return f"{head}\n    {one_line(stripped.rstrip())}\n    {' ' * caret_col}^"
 
 
 class AdCompilerError(Exception):
@@ -56,6 +61,18 @@ class AdCompilerError(Exception):
         if self.hint:
             text += f"\nhint: {self.hint}"
         return text
+
+
+@contextmanager
+def located(loc: SourceLoc | None):
+    """Errors raised inside without a location get ``loc`` (an op's, in a VJP rule)."""
+    try:
+        yield
+    except AdCompilerError as exc:
+        if exc.loc is None and loc is not None:
+            exc.loc = loc
+            exc.args = (exc._render(),)
+        raise
 
 
 class UnsupportedSyntaxError(AdCompilerError, RuntimeError):

@@ -71,15 +71,23 @@ def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) 
 
 # -- if ---------------------------------------------------------------------------
 
+def _active_lists(op, active) -> list:
+    """The lists built by loops that ``op``'s regions read and that need a gradient:
+    back-propagating into them reaches ``list_get``'s VJP, which refuses (no cotangent
+    of a list is ever silently dropped)."""
+    return [v for v in free_values(op) if id(v) in active and isinstance(v.type, ListType)]
+
+
 def vjp_if(b, op, cts, active) -> None:
     seeds = [cts.get(id(r)) for r in op.results]
     targets = [v for v in free_values(op) if id(v) in active and _float(v)]
-    if not targets or all(s is None for s in seeds):
+    lists = _active_lists(op, active)
+    if not (targets or lists) or all(s is None for s in seeds):
         return
 
     def branch(region):
         def emit(b):
-            got = _replay(b, region, {}, seeds, targets)
+            got = _replay(b, region, {}, seeds, targets + lists)
             return [_as_ct(b, got.get(id(t)), t) for t in targets]
         return emit
     with b.at(op.loc):
@@ -151,6 +159,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
     if all(s is None for s in seeds + list_seeds):
         return
     captures = [v for v in free_values(op) if id(v) in active and _float(v)]
+    lists = _active_lists(op, active)
     carried = [j for j, a in enumerate(body_args) if _float(a)]
     tapes = _tape(op, region, list(body_args))
     info: dict = {}
@@ -171,7 +180,8 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
                     yield_seeds[k + counter + pos] = b.list_get(ct, i)
             got = _replay(b, Block(args=list(body_args) + ([index] if index else []),
                                    ops=region.ops, results=region.results), vmap,
-                          yield_seeds[:len(region.results) - len(tapes)], captures, info)
+                          yield_seeds[:len(region.results) - len(tapes)], captures + lists,
+                          info)
             # a carried value the body overwrites without reading gets zeros: made like
             # the loop's initial value (the forward loop's own argument is out of scope)
             new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])

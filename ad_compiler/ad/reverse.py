@@ -21,7 +21,7 @@ import numpy as np
 
 from . import rules
 from .activity import active_values
-from ..errors import AdCompilerError
+from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.core import Block, Function, Value
@@ -126,7 +126,7 @@ def _backprop(b, op, cts, active) -> None:
         raise AdCompilerError(f"no gradient is defined for {op.prim!r}", op.loc,
                               "wrap the value in ops.stop_gradient(...) if no gradient is needed")
     out = op.result
-    with b.at(op.loc):
+    with b.at(op.loc), located(op.loc):
         in_cts = prim.vjp(b, cts[id(out)], out, *op.inputs, **op.params)
         for inp, ct in zip(op.inputs, in_cts, strict=True):
             if ct is None or id(inp) not in active:

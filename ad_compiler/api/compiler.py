@@ -11,7 +11,9 @@ import threading
 from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
-from ..errors import GradRuntimeError, GradValueError
+import numpy as np
+
+from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import optimize
 from .signature import Static, flatten, spec_of
@@ -93,9 +95,77 @@ def _leaf_indices(tree):
             yield from _leaf_indices(t)
 
 
+def check_real(lifted, fn) -> None:
+    """What the compiler differentiates is real numbers: a complex value computed in the
+    function (or a complex Parameter it returns) is a :class:`GradTypeError` at its line."""
+    for op in lifted.function.body.walk():
+        for r in op.results:
+            if _is_complex(r):
+                what = "a complex constant" if op.prim == "const" else \
+                    f"{op.prim} of complex values ({r.type})"
+                raise GradTypeError(
+                    f"{what} is used here; complex values are not differentiated", op.loc,
+                    hint=_SPLIT)
+    if any(_is_complex(v) for v in lifted.function.outputs):
+        raise GradTypeError(f"{_display_name(fn)}() returns a complex value; complex values "
+                            "are not differentiated", lifted.loc, hint=_SPLIT)
+
+
+def _display_name(fn) -> str:
+    """How the user wrote ``fn``: ``f``, ``<lambda>``, ``Net.construct`` for a Cell."""
+    name = getattr(fn, "__name__", None)
+    return name if name is not None else f"{type(fn).__name__}.construct"
+
+
+_SPLIT = "compute with the real and imaginary parts as separate float arrays"
+
+
+def _is_complex(value) -> bool:
+    return getattr(getattr(value.type, "dtype", None), "kind", None) == "c"
+
+
+def check_output(lifted, has_aux: bool, fn) -> None:
+    """The output to differentiate holds only numbers and arrays: a function returning
+    None, a string or another object is a :class:`GradTypeError` at its ``return``."""
+    from ..frontend import Static, tree_leaves
+    tree = lifted.out_tree
+    if has_aux and isinstance(tree, (tuple, list)) and len(tree) >= 2:
+        tree = tree[0]  # the aux outputs that follow may be anything
+    for leaf in tree_leaves(tree):
+        if isinstance(leaf, Static) and not _is_real_number(leaf.value):
+            what = _describe(leaf.value, lifted)
+            if leaf is not tree:
+                what = f"a {type(tree).__name__} holding {what}"
+            raise GradTypeError(
+                f"{_display_name(fn)}() returns {what}; the function "
+                "to differentiate must return a Tensor, an ndarray or a float (or a tuple, list "
+                "or dict of them)", lifted.loc,
+                hint="return the value to differentiate; with has_aux=True other outputs may "
+                     "follow it: return loss, extra")
+
+
+def _is_real_number(v) -> bool:
+    from ..tensor import unwrap
+    v = unwrap(v)
+    if isinstance(v, (bool, int, float)):
+        return True
+    return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "fiub"
+
+
+def _describe(v, lifted) -> str:
+    if v is None:
+        return "None" if lifted.loc is not lifted.function.loc else \
+            "None (it has no return statement)"
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}" + ("..." if len(v) > 40 else "")
+    return f"{type(v).__name__} {v!r}"[:80]
+
+
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
     lifted = lift(fn, tuple(spec_of(a) for a in args))
+    check_real(lifted, fn)
+    check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
     positions = select_positions(config, slots, args)
     weight_list = resolve_weights(config, weights, fn, lifted.params)
@@ -130,10 +200,25 @@ def resolve_weights(config, weights, fn, lifted_params) -> list:
         trainable = getattr(fn, "trainable_params", None)
         if callable(trainable):
             return list(trainable())
-        return [p for p in lifted_params if getattr(p, "requires_grad", True)]
+        found = [p for p in lifted_params if getattr(p, "requires_grad", True)]
+        if not found:
+            raise _no_weights(fn)
+        return found
     if isinstance(weights, (list, tuple)):
         return list(weights)
     return [weights]
+
+
+
+def _no_weights(fn) -> GradValueError:
+    """get_by_list=True without weights, on a function that reads no Parameter: nothing to
+    differentiate (as grad(fn, None, None) is an error), not a silent empty tuple."""
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return GradValueError(
+        f"weight gradients were asked for (get_by_list=True) without weights, and {name} is "
+        "not a Cell and reads no trainable Parameter: there are no weights to differentiate",
+        hint="pass the weights, GradOperation(get_by_list=True)(fn, weights), differentiate a "
+             "Cell, or ask for input gradients only (get_by_list=False)")
 
 
 __all__ = ["Entry", "build_entry", "Static"]

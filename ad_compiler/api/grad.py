@@ -79,9 +79,7 @@ class GradFunction:
         key = self._key(args)
         entry = self._entries.get(key)
         if entry is None:
-            if not callable(self.fn):
-                raise GradTypeError(f"the function to differentiate must be callable, "
-                                    f"got {type(self.fn).__name__}")
+            check_callable(self.fn)
             table = table_for(self.fn)
             entry = lookup_or_build(table, key, lambda: build_entry(
                 self.fn, self.config, self.weights, args))
@@ -139,6 +137,16 @@ class GradFunction:
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
+
+
+def check_callable(fn) -> None:
+    """A :class:`GradTypeError` unless ``fn`` can be differentiated at all (is callable)."""
+    if callable(fn):
+        return
+    shown = "None" if fn is None else f"{type(fn).__name__} {fn!r}"[:80]
+    raise GradTypeError(f"the function to differentiate must be callable (a function, a method "
+                        f"or a Cell), but got {shown}",
+                        hint="pass the function itself, e.g. grad(f)(x), not grad(f(x))")
 
 
 def _check_bool(name, value):
@@ -230,7 +238,17 @@ def _make_config(grad_position, weights, has_aux, return_ids, with_value):
                   "grad", weights is not None and not isinstance(weights, (list, tuple)))
 
 
-def grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+class _Decorating:
+    """The default of ``fn`` in :func:`grad`: no function yet, used as ``@grad(...)``."""
+
+    def __repr__(self) -> str:
+        return "<none: used as a decorator>"
+
+
+_DECORATING = _Decorating()
+
+
+def grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """The gradient function of ``fn`` w.r.t. the inputs at ``grad_position`` and ``weights``.
 
     Also a decorator: ``@grad`` or ``@grad(grad_position=(0, 1))``.
@@ -251,12 +269,13 @@ def grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False
         array([2., 4.])
     """
     config = _make_config(grad_position, weights, has_aux, return_ids, False)
-    if fn is None:
+    if fn is _DECORATING:
         return lambda f: GradFunction(f, config, weights)
     return GradFunction(fn, config, weights)
 
 
-def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return_ids=False):
+def value_and_grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False,
+                   return_ids=False):
     """Like :func:`grad`, but the function returns ``(value, grads)``; value is ``fn``'s output.
 
     Example:
@@ -266,7 +285,7 @@ def value_and_grad(fn=None, grad_position=0, weights=None, has_aux=False, return
         (np.float64(9.0), array([6.]))
     """
     config = _make_config(grad_position, weights, has_aux, return_ids, True)
-    if fn is None:
+    if fn is _DECORATING:
         return lambda f: GradFunction(f, config, weights)
     return GradFunction(fn, config, weights)
 

@@ -28,6 +28,11 @@ def split_sens(args, kwargs):
                                "positional argument or as sens=")
     if kwargs:
         raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}")
+    if sens is None:
+        raise GradTypeError("sens is None: with sens_param=True the gradient function needs the "
+                            "output sensitivity", hint="pass an array (or Tensor) of the "
+                            "output's shape and dtype, e.g. sens=np.ones_like(out), as the last "
+                            "positional argument or as sens=")
     return args, sens
 
 
@@ -49,6 +54,10 @@ def flatten_sens(sens, entry) -> list:
 
 def _check_sens(s, t, i):
     arr = unwrap(s)
+    if not _is_real_number(arr):
+        raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: "
+                            f"the sensitivity of output {i} must be an array of its shape "
+                            f"{t.shape} and dtype {t.dtype}")
     if type(arr) in (int, float, bool):  # Python numbers only: np.float64 is checked as an array
         if t.shape != ():
             raise GradRuntimeError(f"sens[{i}] is a scalar but output {i} has shape {t.shape}: "
@@ -62,6 +71,18 @@ def _check_sens(s, t, i):
         raise GradTypeError(f"sens[{i}] has dtype {arr.dtype} but output {i} has dtype "
                             f"{t.dtype}: the sensitivity must have the output's dtype")
     return arr
+
+
+def _is_real_number(x) -> bool:
+    if type(x) in (int, float, bool):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fiub"
+
+
+def _describe(x) -> str:
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"an array of dtype {x.dtype}"
+    return "None" if x is None else f"a {type(x).__name__}"
 
 
 def flatten_sens_values(sens) -> list:
@@ -91,9 +112,14 @@ def pack(gf, entry, outs, args, kinds):
         inputs.append(unflatten_like(args[p], conv))
     weights = [_weight_grad(w, j, it) for w, j in zip(entry.weights, entry.weight_index)]
     value = None
-    if entry.n_value_outs:
+    if _wants_value(gf.config):
         value = _value(entry.out_tree, outs, TENSOR in kinds or hasattr(gf.fn, "construct"))
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _wants_value(config) -> bool:
+    """The forward output is returned (it may be all compile-time constants: no IR output)."""
+    return config.with_value or config.has_aux
 
 
 def _weight_grad(w, j, it):
@@ -110,7 +136,7 @@ def pack_values(gf, entry, outs, args, b):
         inputs.append(unflatten_like(args[p], it))
     weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
                for w, j in zip(entry.weights, entry.weight_index)]
-    value = _value(entry.out_tree, outs, False) if entry.n_value_outs else None
+    value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
     return assemble(gf.config, entry, inputs, weights, value)
 
 

@@ -6,11 +6,18 @@ Parameter), an ndarray, a NumPy float scalar, or a Python float. Everything else
 (Python ints and bools, None, strings, objects) is *static*: a compile-time
 constant, part of the cache key by value.
 
+Some inputs are refused with a :class:`~ad_compiler.errors.GradTypeError` naming
+the argument, what it is and what to pass instead (:func:`refusal`): complex
+numbers and arrays, arrays whose dtype is not a number (object, strings, dates),
+``np.matrix``, masked arrays and other ndarray subclasses (their operators and
+masks are not NumPy's), and iterators (a generator is used up by one call).
+
 The signature key of a call lists, per leaf, its kind, dtype and shape, plus the
 static values; it is all the compiler specialises on.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,7 +81,20 @@ def _collect(x, leaves, kinds) -> None:
 
 def signature(args) -> tuple:
     """The hashable abstract signature of ``args`` (see the module docstring)."""
-    return tuple(_sig(a) for a in args)
+    try:
+        return tuple(_sig(a) for a in args)
+    except _Refused:
+        raise _locate(enumerate(args), " {}").error() from None
+
+
+#: dtype kinds an array input may have: floating point (differentiated), and
+#: integers and bools (their gradients are cast, as MindSpore does)
+_NUMERIC_KINDS = "fiub"
+#: the native-order dtypes of those kinds: one set lookup accepts them
+_NUMERIC_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"]
+                            if np.dtype(c).kind in _NUMERIC_KINDS)
+#: constants that are never refused (checked first: an Iterator check costs more)
+_PLAIN_STATICS = frozenset((int, bool, str, type(None)))
 
 
 def _sig(x):
@@ -85,14 +105,26 @@ def _sig(x):
         if kind == VALUE:
             return (VALUE, x.type)
         arr = x.asnumpy() if kind == TENSOR else x
-        return (kind, arr.dtype, arr.shape)
+        dtype = arr.dtype
+        if (dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC_KINDS
+                or kind == ARRAY and type(x) is not np.ndarray):
+            raise _Refused(x)
+        return (kind, dtype, arr.shape)
     t = type(x)
     if t in (tuple, list):
-        return (t, tuple(_sig(i) for i in x))
+        try:
+            return (t, tuple(_sig(i) for i in x))
+        except _Refused:
+            raise _locate(enumerate(x), "[{}]") from None
     if t is dict:
-        return (dict, tuple((k, _sig(v)) for k, v in x.items()))
+        try:
+            return (dict, tuple((k, _sig(v)) for k, v in x.items()))
+        except _Refused:
+            raise _locate(((repr(k), v) for k, v in x.items()), "[{}]") from None
     if t in (set, frozenset):
         return ("static", frozenset, frozenset(x))
+    if t not in _PLAIN_STATICS and (t is complex or isinstance(x, Iterator)):
+        raise _Refused(x)
     try:
         hash(x)
     except TypeError:
@@ -102,6 +134,64 @@ def _sig(x):
             hint="pass a tuple, frozenset or number instead, or make the value an attribute "
                  "of the Cell") from None
     return ("static", t, x)
+
+
+def _locate(items, key_format: str) -> "_Refused":
+    """The refusal of the first refused entry of ``items`` ((key, value) pairs), with its
+    key noted (run only on the error path, so signatures stay cheap)."""
+    for key, value in items:
+        try:
+            _sig(value)
+        except _Refused as r:
+            r.path.insert(0, key_format.format(key))
+            return r
+    raise AssertionError("no refused entry")  # pragma: no cover
+
+
+_ACCEPTED = ("accepted: real floating-point Tensors, ndarrays and scalars (differentiated), "
+             "integer or bool arrays, Python constants, and tuples, lists and dicts of these")
+
+
+class _Refused(Exception):
+    """An input the compiler does not take; :meth:`error` says why, for the user."""
+
+    def __init__(self, x):
+        super().__init__()
+        self.x = x
+        self.path: list = []
+
+    def error(self) -> GradTypeError:
+        what, hint = refusal(self.x)
+        return GradTypeError(f"argument{''.join(self.path)} is {what}; {_ACCEPTED}", hint=hint)
+
+
+def refusal(x) -> tuple[str, str]:
+    """``(what x is, what to pass instead)`` for an input the compiler refuses."""
+    arr = x.asnumpy() if isinstance(x, Tensor) else x
+    kind = getattr(getattr(arr, "dtype", None), "kind", None)
+    noun = "a Tensor" if isinstance(x, Tensor) else "an ndarray"
+    if isinstance(arr, np.matrix):
+        return ("a numpy.matrix (its * is a matrix product, unlike an ndarray's)",
+                "pass np.asarray(m) and write matrix products with @")
+    if isinstance(arr, np.ma.MaskedArray):
+        return ("a masked array (numpy.ma): the compiled gradient would ignore its mask",
+                "pass m.filled(value) or np.ma.getdata(m), and apply the mask inside the "
+                "function with np.where(mask, 0.0, x)")
+    if kind == "c" or isinstance(x, complex):
+        what = ("a complex number" if isinstance(x, (complex, np.generic))
+                else f"{noun} of dtype {arr.dtype}")
+        return (f"{what}: complex inputs are not differentiated",
+                "split it into real and imaginary parts (z.real, z.imag) and pass them as two "
+                "float inputs")
+    if kind is not None and kind not in _NUMERIC_KINDS:
+        return (f"{noun} of dtype {arr.dtype}, which is not a numeric dtype",
+                "convert it first, e.g. np.asarray(x, dtype=np.float64); pass text as a "
+                "plain str argument")
+    if isinstance(x, np.ndarray):
+        return (f"a {type(x).__module__}.{type(x).__qualname__}, a subclass of numpy.ndarray",
+                "pass np.asarray(x), a plain ndarray")
+    return (f"a {type(x).__name__}, an iterator that one call would use up",
+            "pass a tuple or a list, e.g. tuple(values)")
 
 
 def spec_of(x):

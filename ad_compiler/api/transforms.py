@@ -13,7 +13,10 @@ import numpy as np
 
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
                       UnresolvedNameError, UnsupportedSyntaxError)
-from .grad import Config, GradFunction, _check_bool, _check_positions
+from ..tensor import unwrap
+from .compiler import check_output, check_real
+from .grad import Config, GradFunction, _check_bool, _check_positions, check_callable
+from .signature import PYFLOAT, TENSOR, leaf_kind, signature
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
@@ -130,11 +133,18 @@ def vjp(fn, *inputs, has_aux=False):
         (array([3.]), array([2.]))
     """
     _check_bool("has_aux", has_aux)
+    check_callable(fn)
+    signature(inputs)  # refuses inputs it cannot differentiate now, not at vjp_fn(v)
     grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop"))
     value = fn(*inputs)
     out, aux = _split_aux(value, has_aux)
 
     def vjp_fn(*v):
+        if not v or len(v) == 1 and v[0] is None:
+            given = "None" if v else "nothing"
+            raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {given}",
+                                hint="pass an array of the output's shape and dtype, e.g. "
+                                     "vjp_fn(np.ones_like(out))")
         return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
 
@@ -149,6 +159,7 @@ def _jvp_entry(fn, args):
 
     def build():
         lifted = lift(fn, tuple(spec_of(a) for a in args))
+        check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir)
@@ -175,14 +186,12 @@ def jvp(fn, inputs, v, has_aux=False):
         (array([9.]), array([6.]))
     """
     _check_bool("has_aux", has_aux)
+    check_callable(fn)
     from .packing import _value
-    from .signature import TENSOR, flatten
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled), (leaves, kinds, _) = _jvp_entry(fn, args)
-    t_leaves, _, _ = flatten(tangents)
-    if len(t_leaves) != len(leaves):
-        raise GradRuntimeError(f"v has {len(t_leaves)} entries but the inputs have {len(leaves)}: "
-                               "give one tangent per input, of the same structure")
+    check_output(lifted, has_aux, fn)
+    t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *t_leaves)
     half = len(outs) // 2
@@ -193,6 +202,66 @@ def jvp(fn, inputs, v, has_aux=False):
         return out, tan
     (o, aux), (t, _) = _split_aux(out, True), _split_aux(tan, True)
     return o, t, aux
+
+
+def _tangent_leaves(args, tangents, several: bool) -> list:
+    """The tangent of every differentiated input leaf, checked against the inputs: same
+    structure and shapes (a wrong shape is a ValueError naming the tangent), real numbers;
+    each cast to its input's floating dtype (float32 stays float32)."""
+    if len(tangents) != len(args):
+        raise GradRuntimeError(f"v has {len(tangents)} entries but there are {len(args)} inputs",
+                               hint="give one tangent per input, in a tuple of the same "
+                                    "structure as inputs")
+    out: list = []
+    for i, (a, t) in enumerate(zip(args, tangents)):
+        _match_tangent(a, t, f"[{i}]" if several else "", out)
+    return out
+
+
+def _match_tangent(a, t, path: str, out: list) -> None:
+    kind = leaf_kind(a)
+    if kind is not None:
+        out.append(_tangent_of(a, kind, t, path))
+    elif type(a) in (tuple, list):
+        if not isinstance(t, (tuple, list)) or len(t) != len(a):
+            raise GradRuntimeError(f"tangent v{path} must be a {type(a).__name__} of {len(a)} "
+                                   f"entries like inputs{path}, but it is {_what(t)}")
+        for k, (ak, tk) in enumerate(zip(a, t)):
+            _match_tangent(ak, tk, f"{path}[{k}]", out)
+    elif type(a) is dict:
+        if not isinstance(t, dict) or list(t) != list(a):
+            raise GradRuntimeError(f"tangent v{path} must be a dict with the keys {list(a)} of "
+                                   f"inputs{path}, but it is {_what(t)}")
+        for k in a:
+            _match_tangent(a[k], t[k], f"{path}[{k!r}]", out)
+    # a constant input (int, bool, string ...) has no tangent: whatever is given is unused
+
+
+def _tangent_of(a, kind: str, t, path: str):
+    arr = unwrap(t)
+    if not (type(arr) in (int, float, bool) or isinstance(arr, (np.ndarray, np.generic))
+            and arr.dtype.kind in "fiub"):
+        raise GradTypeError(f"tangent v{path} is {_what(t)}; a tangent is a real number or "
+                            f"array of the shape of {_input(path)}")
+    want = np.shape(unwrap(a))
+    if np.shape(arr) != want:
+        raise GradValueError(f"tangent v{path} has shape {np.shape(arr)} but {_input(path)} has "
+                             f"shape {want}: each tangent must have the shape of its input")
+    if kind == PYFLOAT:
+        return float(arr)
+    dtype = np.asarray(unwrap(a)).dtype
+    return np.asarray(arr, dtype if dtype.kind == "f" else None)
+
+
+def _input(path: str) -> str:
+    return f"inputs{path}" if path else "the input"
+
+
+def _what(x) -> str:
+    x = unwrap(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"an array of dtype {x.dtype} and shape {x.shape}"
+    return "None" if x is None else f"a {type(x).__name__}"
 
 
 def _positions(grad_position, n_args):
@@ -223,6 +292,7 @@ def jacrev(fn, grad_position=0, has_aux=False):
     _check_bool("has_aux", has_aux)
 
     def jacobian(*args):
+        check_callable(fn)
         pos = _positions(grad_position, len(args))
         value, aux = _split_aux(fn(*args), has_aux)
         if isinstance(value, (tuple, list, dict)):
@@ -258,6 +328,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
     _check_bool("has_aux", has_aux)
 
     def jacobian(*args):
+        check_callable(fn)
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
         jac, aux, out_shape = [], None, None

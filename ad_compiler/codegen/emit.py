@@ -20,6 +20,11 @@ Invariants:
   builtin, ``np``, ``math``, the function's own name or another entry. Arguments
   are named first, so the user's argument names come out unchanged when valid and
   unique.
+* Nothing from outside the user's function source becomes code: every
+  identifier is an ASCII name from that :class:`Namespace` (Parameter names,
+  dict keys, function names are only hints to it), every comment is written
+  through :func:`~ad_compiler.ir.names.one_line`, every string param through
+  ``repr``.
 * Each op becomes one statement, ``name = <primitive template>``; an op with
   regions becomes the statements its :data:`STRUCTURAL_EMIT` entry returns. The
   function always returns a tuple of its outputs, so callers index uniformly.
@@ -49,7 +54,7 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace
+from ..ir.names import Namespace, one_line
 from . import inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
@@ -298,15 +303,18 @@ def _numpy_type(t: type) -> str | None:
 # -- nodes and writing -----------------------------------------------------------
 
 class Comment(ast.stmt):
-    """A ``# text`` line; astor writes it, the compiler never sees a node for it."""
+    """A ``# text`` line; astor writes it, the compiler never sees a node for it.
+
+    Its text is written through :func:`~ad_compiler.ir.names.one_line`: a file
+    name or source line holding a line break stays inside the comment.
+    """
 
     _fields = ("text",)
 
 
 def comment_text(loc) -> str:
-    """``model.py:12: z = x * y`` for the user's line at ``loc``."""
-    lines = loc.text.strip().splitlines()  # a comment must stay on one line
-    text = lines[0].strip() if lines else ""
+    """``model.py:12: z = x * y`` for the user's line at ``loc`` (escaped when written)."""
+    text = loc.text.strip()
     head = f"{os.path.basename(loc.file)}:{loc.line}"
     return f"{head}: {text}" if text else head
 
@@ -328,7 +336,7 @@ class _Writer(astor.SourceGenerator):
     """astor's generator plus :class:`Comment` lines and ``return (a,)`` with parentheses."""
 
     def visit_Comment(self, node):
-        self.statement(node, "# " + node.text)
+        self.statement(node, "# " + one_line(node.text))
 
     def visit_Return(self, node):
         if not isinstance(node.value, ast.Tuple):

@@ -15,6 +15,10 @@ Rules (for ops of the function's top-level block; regions are left alone):
   group of its input; a buffer is dead at op *i* when every member of its group
   is last used at or before *i* (uses inside regions count at their op; the
   function's outputs count as used at the end);
+* the result of an ``if``/``for``/``while`` may *be* a value of the block (a
+  loop's initial value, an outer value a region yields, or a view of one): that
+  value lives as long as the result; a ``for`` body may still update its carried
+  value in place when only the loop's own result holds the initial buffer;
 * the op's result must have exactly the buffer's shape and dtype (no casting,
   no broadcasting into it), and the primitive must have an in-place form
   (``Primitive.inplace``, derived from its template).
@@ -39,27 +43,46 @@ def _plan_block(block: Block, owned_args: set, reuse: dict) -> None:
     """Plan ``block``; ``owned_args`` are its arguments whose buffers it may overwrite
     (a ``for`` body's carried accumulators, see :func:`_owned_carried`)."""
     root = _alias_roots(block)
-    last = _group_last_use(block, root, owned_args)
+    base = _group_last_use(block, root, owned_args)
+    edges = _region_edges(block, root)
+    last = _extend(base, edges)
     all_owned, shared = _owned_buffers(block)
     owned = (all_owned - shared) | owned_args
     for i, op in enumerate(block.ops):
         if op.prim == "for":
-            _plan_block(op.regions[0], _owned_carried(op, i, all_owned, last, root), reuse)
+            def dead_but_for_loop(j, v, op=op, i=i):
+                return _extend(base, edges, skip=(id(op), j))[root[id(v)]] == i
+            _plan_block(op.regions[0], _owned_carried(op, all_owned, dead_but_for_loop), reuse)
         if op.regions or len(op.results) != 1:
             continue
         forms = rules.get(op.prim).inplace if op.prim in rules.PRIMITIVES else {}
         for k in sorted(forms):
             v = op.inputs[k]
-            # other inputs may be this buffer too (x + x) or views of it: NumPy's ufuncs
-            # handle overlapping memory, and the whole group is dead after this op
-            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i:
+            # other inputs may be this buffer too (x + x), and the whole group is dead
+            # after this op; a *view* of it among the other inputs is read while the
+            # buffer is written, which only NumPy's ufuncs make safe (an assignment
+            # ``x[i] = x[j]`` copies element by element)
+            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i \
+                    and not _reads_a_view(op, k, root):
                 reuse[id(op)] = k
                 break
 
 
-def _owned_carried(op, i: int, owned: set, last: dict, root: dict) -> set:
-    """The carried arguments of the ``for`` op (at position ``i``) that its body may
-    overwrite: the initial buffer is ours and dies at the loop, the body does not
+def _reads_a_view(op, k: int, root) -> bool:
+    """Whether an input other than ``k`` is a view of input ``k``'s buffer, for an op
+    whose in-place form is not a ufunc call from its template (those handle
+    overlapping memory)."""
+    if isinstance(rules.get(op.prim).emit, str):
+        return False
+    v = op.inputs[k]
+    return any(w is not v and root.get(id(w)) == root.get(id(v))
+               for j, w in enumerate(op.inputs) if j != k)
+
+
+def _owned_carried(op, owned: set, dead_but_for_loop) -> set:
+    """The carried arguments of the ``for`` op that its body may overwrite: the initial
+    buffer is ours and dies at the loop (``dead_but_for_loop(j, init)``: but for the
+    loop's own result, which takes the buffer over), the body does not
     also capture it, and every iteration yields a fresh buffer for it that goes
     nowhere else (not stacked into a list, not yielded twice)."""
     k = op.params["n_carried"]
@@ -71,9 +94,8 @@ def _owned_carried(op, i: int, owned: set, last: dict, root: dict) -> set:
     for j in range(k):
         v, nxt = init[j], yields[j]
         fresh = nxt is args[j] or (id(nxt) in body_owned - body_shared)
-        if (id(v) in owned and last[root[id(v)]] == i and id(v) not in captured
-                and sum(x is v for x in op.inputs) == 1 and fresh
-                and sum(y is nxt for y in yields) == 1):
+        if (id(v) in owned and id(v) not in captured and sum(x is v for x in op.inputs) == 1
+                and fresh and sum(y is nxt for y in yields) == 1 and dead_but_for_loop(j, v)):
             result.add(id(args[j]))
     return result
 
@@ -89,6 +111,67 @@ def _alias_roots(block: Block) -> dict[int, int]:
             else:
                 root[id(r)] = id(r)
     return root
+
+
+def _region_edges(block: Block, root: dict) -> list:
+    """``(result group, source group, tag)`` for each way a region op's result may share
+    memory with a value of ``block``: a loop's initial value (``tag`` is ``(id(op), j)``
+    for a ``for`` op's carried value ``j``, else None) or an outer value a region yields.
+    In op order."""
+    edges = []
+    for op in block.ops:
+        for j, (r, srcs) in enumerate(zip(op.results, _region_sources(op))):
+            init = op.inputs[1 + j] if op.prim == "for" and j < op.params["n_carried"] else None
+            for s in srcs:
+                tag = (id(op), j) if init is not None and s == id(init) else None
+                edges.append((root[id(r)], root.get(s, s), tag))
+    return edges
+
+
+def _extend(last: dict, edges: list, skip=None) -> dict:
+    """``last`` where each source group lives as long as the results that may share its
+    memory (all ``edges`` but the one tagged ``skip``)."""
+    last = dict(last)
+    for r, s, tag in reversed(edges):   # a result comes after its sources: one sweep
+        if tag is None or tag != skip:
+            last[s] = max(last.get(s, -1), last[r])
+    return last
+
+
+def _region_sources(op) -> list[set]:
+    """Per result of ``op``, the ids of the values of its block whose memory it may
+    share: a loop's initial value, and what its regions yield from outside."""
+    if not op.regions:
+        return []
+    sources: list[set] = [set() for _ in op.results]
+    if op.prim in ("for", "while"):
+        init = op.inputs[1:] if op.prim == "for" else op.inputs
+        for j, v in enumerate(init):
+            sources[j].add(id(v))
+    for region in (op.regions if op.prim == "if" else op.regions[-1:]):
+        outer = _outer_sources(region)
+        for j, y in enumerate(region.results[:len(sources)]):
+            sources[j] |= outer(y)
+    return sources
+
+
+def _outer_sources(region: Block):
+    """``outer(v)``: the ids of the values outside ``region`` that its value ``v`` may
+    share memory with (``v`` itself, a view of one, or a nested region op's result)."""
+    root = _alias_roots(region)
+    inner = {id(a) for a in region.args} | {id(r) for op in region.ops for r in op.results}
+    through: dict[int, set] = {}   # group root -> outer ids reached through region ops
+    for op in region.ops:
+        for r, srcs in zip(op.results, _region_sources(op)):
+            acc = through.setdefault(root[id(r)], set())
+            for s in srcs:
+                g = root.get(s, s)
+                acc |= through.get(g, set()) if g in inner else {g}
+
+    def outer(v) -> set:
+        g = root.get(id(v), id(v))
+        return set(through.get(g, ())) if g in inner else {g}
+    return outer
 
 
 def _group_last_use(block: Block, root, owned_args=frozenset()) -> dict[int, float]:

@@ -20,6 +20,8 @@ Contract (used by the API layer):
 * ``lifted.out_tree`` is the returned structure; Value leaves are indices into
   ``lifted.function.outputs``, other leaves :class:`Static`.
 * ``lifted.n_inputs`` is the number of AType leaves.
+* ``lifted.loc`` is where the result comes from: the top-level function's last
+  ``return`` lifted, else its ``def`` (or lambda) line.
 * ``fn`` is lifted through its lowering if it has one (a gradient function, an
   op object), else as a Cell (``type(fn).construct`` with ``self`` bound), a
   bound method, or a plain function: the same order as calls inside lifted code.
@@ -41,8 +43,8 @@ from ..errors import GradTypeError, UnsupportedOperationError
 from ..ir.core import AType, Function
 from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
-from .resolve import GlobalScope, Scope, is_cell, local_names
-from .specs import Static, build_out_tree, spec_to_values, tree_leaves
+from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
+from .specs import Static, build_out_tree, spec_to_values, tree_leaves, tree_map
 from .to_ssa import Lifter
 
 __all__ = ["lift", "Lifted", "Static", "tree_leaves"]
@@ -56,19 +58,29 @@ class Lifted:
     params: list
     out_tree: Any
     n_inputs: int
+    loc: Any = None
 
 
 def lift(fn, arg_specs) -> Lifted:
     """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument)."""
     arg_specs = tuple(arg_specs)
     lifter = Lifter(_function_name(fn))
-    result = _lift_callable(lifter, fn, arg_specs)
+    result = tree_map(lambda v: _items_of(lifter.b, v), _lift_callable(lifter, fn, arg_specs))
     _check_result(result, lifter.function.loc)
     outputs: list = []
     out_tree = build_out_tree(result, outputs)
     lifter.function.body.results.extend(outputs)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
-    return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs)
+    return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
+                  lifter.return_loc or lifter.function.loc)
+
+
+def _items_of(b, leaf):
+    """A returned list a loop or a comprehension built, of known length: a Python list
+    of its items, as Python returns it."""
+    if isinstance(leaf, LoopList) and leaf.length is not None:
+        return [leaf.get(b, k) for k in range(leaf.length)]
+    return leaf
 
 
 def _check_result(result, loc) -> None:
@@ -76,7 +88,8 @@ def _check_result(result, loc) -> None:
     for leaf in tree_leaves(result):
         if isinstance(leaf, (LoopList, Appender)):
             raise UnsupportedOperationError(
-                f"returning {leaf.name}, a list built by a loop, is not supported", loc,
+                f"returning {leaf.name}, a list built by a loop whose length is known only "
+                "at run time, is not supported", loc,
                 hint=f"return np.stack({leaf.name}) (or a tuple of its items)")
         if isinstance(leaf, Iteration):
             raise UnsupportedOperationError(
@@ -93,7 +106,7 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return call_with_bprop(lifter, fn, values, {})
     if is_cell(fn):
-        return _lift_function(lifter, type(fn).construct, specs, fn)
+        return _lift_function(lifter, construct_of(fn), specs, fn)
     if inspect.ismethod(fn):
         return _lift_function(lifter, fn.__func__, specs, fn.__self__)
     if inspect.isfunction(fn):
@@ -116,7 +129,10 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         bound = sig.bind(*head, *specs)
     except TypeError as exc:
         raise GradTypeError(f"{fn.__qualname__}() cannot take {len(specs)} arguments: {exc}",
-                            lifter.function.loc) from None
+                            lifter.function.loc,
+                            hint=f"call the gradient function with the inputs of "
+                                 f"{fn.__qualname__}{_shown_signature(sig, head)} (with "
+                                 "sens_param=True, then the sensitivity)") from None
     args = list(head)
     for name, spec in list(bound.arguments.items())[len(head):]:
         value = spec_to_values(spec, name, lifter.new_arg)
@@ -126,6 +142,11 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
     owner = None if self_obj is _SELF else self_obj
     return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
                             (id(fn.__code__), id(owner)), fn.__qualname__)
+
+
+def _shown_signature(sig, head) -> inspect.Signature:
+    """``sig`` without the parameters bound already (``self``)."""
+    return sig.replace(parameters=list(sig.parameters.values())[len(head):])
 
 
 def _function_name(fn) -> str:

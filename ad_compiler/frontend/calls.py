@@ -34,7 +34,7 @@ from ..ir.core import Value
 from . import operators
 from .exprs import ValueMethod, holds_value
 from .inline import LocalFunction
-from .resolve import is_array, is_cell, is_parameter, lift_object, tensor_class
+from .resolve import construct_of, is_array, is_cell, is_parameter, lift_object, tensor_class
 from .specs import tree_map
 from .statics import describe, is_pure, is_structural
 from .values import StaticIndexNeeded
@@ -117,7 +117,7 @@ class CallLifter:
             return NOT_HANDLED
         if has_bprop(callee):  # its own adjoint replaces the derived one
             return call_with_bprop(self, callee, args, kwargs)
-        construct = type(callee).construct
+        construct = construct_of(callee)
         return self.inline_function(construct, [callee, *args], kwargs,
                                     name=f"{type(callee).__name__}.construct", owner=callee)
 

@@ -11,8 +11,9 @@ Invariants:
 * ``plan.inits`` are Values defined before the loop (a counter first, when the
   loop is a ``while`` over a ``for``'s counter); ``plan.hints`` name them.
 * At the end of the body (:meth:`CarryLifter.next_values`) every dynamic leaf is
-  converted to its initial type; a leaf whose type must grow raises
-  :class:`Retry` with the promoted types, and the loop is lifted again. A
+  converted to its initial type; a leaf whose dtype must grow raises
+  :class:`Retry` with the promoted types, and the loop is lifted again; a leaf
+  whose shape changes raises :class:`ShapeChange` (never broadcast). A
   ``return`` first seen in the body also raises :class:`Retry`: its value then
   becomes carried, starting from zeros.
 """
@@ -25,6 +26,7 @@ from ..ir.core import Value
 from .desugar import (BROKE, CONTINUED, FLAGS, RESULT, RETURNED, hint_of, signal_to_flags,
                       sure_signal)
 from .iterables import Appender, LoopList
+from .alias import LOOSE, is_array_leaf
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, placeholder, same_static, type_of, unflatten, unify, zeros)
 
@@ -32,9 +34,28 @@ from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
 class Retry(Exception):
     """Lift the body again: carried types were promoted, or a returned value appeared."""
 
-    def __init__(self, promote=None, why=None, result=ABSENT):
+    def __init__(self, promote=None, why=None, result=ABSENT, carry=(), split=(),
+                 loosen=()):
         super().__init__("retry")
         self.promote, self.why, self.result = promote or {}, why, result
+        self.carry, self.split, self.loosen = tuple(carry), tuple(split), tuple(loosen)
+
+
+class ShapeChange(InvalidOperandError):
+    """A carried value has another shape after an iteration than before it, so its
+    shape after the loop depends on how many times the loop ran (see
+    :meth:`~.loops.LoopLifter.loop_settling_shapes`). ``number``: it is a Python number that
+    becomes an array (which the loop may carry as that array from the start)."""
+
+    def __init__(self, name, t0, t1, number: bool):
+        super().__init__(
+            f"the variable {_shown(name)} changes shape in the loop: {t0} before an "
+            f"iteration, {t1} after it, so its shape after the loop would depend on how "
+            "many times the loop runs",
+            hint=f"give {_shown(name)} its final shape before the loop (np.broadcast_to, "
+                 "keepdims=True, np.zeros_like(x)), or loop over range(n) with a constant n "
+                 "and no 'break' or 'return'")
+        self.number = number
 
 
 class Fixed:
@@ -65,6 +86,15 @@ class Plan:
         self.stores: list = []
         self.cond_always = False    # the while condition is statically True
         self.n = None               # the trip count Value of a 'for'
+        self.promote_numbers = False  # a Python number may become an array (ShapeChange)
+        self.before: dict = {}      # the frame's names before the loop
+        self.outer: list = []       # (frame, its names) of the calling frames
+        # one array object held by several names is one carried value (one slot)
+        self.shared: dict = {}      # id(array leaf) -> slot
+        self.keep: list = []        # the leaves ``shared`` keys, kept alive
+        self.split: set = set()     # names that stop sharing their array in the loop
+        self.loosened: set = set()  # (child, parent) slots whose view the body breaks
+        self.views: list = []       # (child slot, parent slot, index or LOOSE)
 
     def flag_args(self, args) -> list:
         return [args[c.slots[0]] for c in self.carries if c.name in (RETURNED, BROKE)]
@@ -94,16 +124,49 @@ class CarryLifter:
                     or (name not in reads and name not in frame.live)):
                 continue
             self._carry(plan, name, value)
+        self._carry_aliases(plan, before, reads | frame.live)
         for flag, needed in ((RETURNED, returns), (BROKE, breaks)):
             if needed:
                 self._carry(plan, flag, False)
+        plan.before = before
+        plan.outer = [(f, dict(f.scope.env)) for f in self.frames[:-1]]
         return plan
+
+    def _carry_aliases(self, plan, before, wanted) -> None:
+        """Names holding an array that may share memory with a carried one are
+        carried too: a write in place through either name changes both."""
+        carried = {c.name for c in plan.carries}
+        grew = True
+        while grew:
+            grew = False
+            arrays = [leaf for leaf in plan.keep]
+            for name, tree in before.items():
+                if name in carried or name not in wanted or name.startswith("<"):
+                    continue
+                if any(self.related(leaf, a) for leaf in flatten(tree)[0] for a in arrays):
+                    self._carry(plan, name, tree)
+                    carried.add(name)
+                    grew = True
+        self._note_plan_views(plan)
+
+    def _note_plan_views(self, plan) -> None:
+        plan.views = [(c, p, self.views[id(init)].index) for c, init in enumerate(plan.inits)
+                      for p, parent in enumerate(plan.inits)
+                      if id(init) in self.views and self.views[id(init)].parent is parent
+                      and (c, p) not in plan.loosened]
 
     def _carry(self, plan, name, tree) -> None:
         leaves, treedef = flatten(tree)
         slots = []
         for leaf in leaves:
             if is_dynamic_leaf(leaf):
+                shared = is_array_leaf(leaf) and name not in plan.split
+                if shared and id(leaf) in plan.shared:
+                    slots.append(plan.shared[id(leaf)])
+                    continue
+                if shared:
+                    plan.shared[id(leaf)] = len(plan.inits)
+                    plan.keep.append(leaf)
                 slots.append(len(plan.inits))
                 plan.inits.append(self.b.const(leaf, hint=hint_of(name)))
                 plan.hints.append(hint_of(name))
@@ -138,6 +201,7 @@ class CarryLifter:
                 continue  # inside the body, no jump has happened yet
             env[carry.name] = unflatten(carry.treedef, [args[s] if isinstance(s, int) else
                                                         s.value for s in carry.slots], self.own)
+        self._note_carried_views(plan, args)
         appenders = []
         for lst, names in plan.lists.values():
             app = Appender(self, names[0])
@@ -146,6 +210,29 @@ class CarryLifter:
                 env[name] = app
         self.frame.scope.env = env
         return appenders
+
+    def _note_carried_views(self, plan, args) -> None:
+        """The carried arrays share memory as their initial values do: exactly
+        (a view by basic indexing) or possibly (a view of unknown layout, a name
+        that stops sharing its array on later iterations, an array a calling
+        function holds)."""
+        offset = len(args) - len(plan.inits)
+        exact = set()
+        for c, p, index in plan.views:
+            self.note_view(args[offset + c], args[offset + p], index)
+            exact.add(c)
+        for k, init in enumerate(plan.inits):
+            if k in exact or not is_array_leaf(init):
+                continue
+            outside = self.held_elsewhere(init, [f for f, _ in plan.outer])
+            if outside is not None:
+                self.note_view(args[offset + k], outside, LOOSE)
+                continue
+            for j, other in enumerate(plan.inits[:k]):  # the earlier one is the root
+                if is_array_leaf(other) and self.related(init, other) \
+                        and self.root(args[offset + j]) is not args[offset + k]:
+                    self.note_view(args[offset + k], args[offset + j], LOOSE)
+                    break
 
     def next_values(self, plan, args) -> list:
         """The carried values at the end of the body, typed as the loop carries them."""
@@ -159,6 +246,8 @@ class CarryLifter:
             nxt[0] = b.add(args[0], b.const(1), hint=plan.hints[0])
         promote, why = {}, None
         carried_result = any(c.name == RESULT for c in plan.carries)
+        ends: dict = {}  # slot -> (the leaf it ends with, the name that holds it)
+        split: list = []
         for carry in plan.carries:
             tree = self._carried_tree(carry, env, args)
             leaves, treedef = flatten(tree)
@@ -183,10 +272,18 @@ class CarryLifter:
                         f"the variable {_shown(carry.name)} changes type in the loop: {t0} "
                         f"before an iteration, {t1} after it, and the two do not combine",
                         hint=f"give {_shown(carry.name)} the same shape in every iteration")
+                if slot in ends and ends[slot][0] is not leaf:
+                    split.append(carry.name)  # a name sharing the array was rebound
+                    continue
+                ends[slot] = (leaf, carry.name)
+                if u.shape != t1.shape or (u.shape != t0.shape and not (
+                        t0.weak and plan.promote_numbers)):
+                    raise ShapeChange(carry.name, t0, t1, t0.weak and u.shape == t1.shape)
                 if u != t0:
                     promote[slot], why = u, (carry.name, t0, t1)
                 else:
                     nxt[slot] = convert(b, leaf, t0, plan.hints[slot])
+        self._check_aliasing(plan, env, ends, split)
         if not promote:
             self._check_exit(plan, nxt)
         if not carried_result and RESULT in env:
@@ -194,6 +291,53 @@ class CarryLifter:
         if promote:
             raise Retry(promote, why)
         return nxt
+
+    def _check_aliasing(self, plan, env, ends, split) -> None:
+        """Lift again when the body changed a name through a write in place that the
+        loop does not carry, or when names that shared an array (or a view) at the
+        start of an iteration no longer do at its end."""
+        carried = {c.name for c in plan.carries}
+        appending = {n for _, names in plan.lists.values() for n in names}
+        missing = [n for n, v in env.items()
+                   if n not in carried and n in plan.before and n not in plan.stores
+                   and n not in appending and not n.startswith("<")
+                   and v is not plan.before[n]
+                   and any(is_array_leaf(x) for x in flatten(plan.before[n])[0])]
+        broken = []
+        for c, p, index in plan.views:
+            child, parent = ends.get(c, (None,))[0], ends.get(p, (None,))[0]
+            view = self.views.get(id(child))
+            if child is not None and (view is None or view.parent is not parent
+                                      or view.index != index):
+                broken.append((c, p))
+        for f, names in plan.outer:
+            changed = [n for n, v in f.scope.env.items() if names.get(n, v) is not v]
+            if changed:
+                raise UnsupportedOperationError(
+                    f"this loop writes into an array that the calling function holds as "
+                    f"{changed[0]!r}", hint="return the new array from the function "
+                    "instead of writing into its argument, or copy it first")
+        if missing or split or broken:
+            raise Retry(carry=missing, split=split, loosen=broken)
+
+    def recarry(self, plan, before, names, split, loosen) -> None:
+        """Carry ``names`` too; give each name of ``split`` its own slots; the views
+        of ``loosen`` (child, parent slot) hold only possibly from now on."""
+        plan.split.update(split)
+        plan.loosened.update(loosen)
+        taken: set = set()
+        for carry in plan.carries:
+            for j, slot in enumerate(carry.slots):
+                if not isinstance(slot, int):
+                    continue
+                if slot in taken and carry.name in plan.split:
+                    carry.slots[j] = len(plan.inits)
+                    plan.inits.append(plan.inits[slot])
+                    plan.hints.append(hint_of(carry.name))
+                taken.add(slot)
+        for name in names:
+            self._carry(plan, name, before[name])
+        self._note_plan_views(plan)
 
     def _carried_tree(self, carry, env, args):
         if carry.name in FLAGS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import gast
+import numpy as np
 
 from ..ad import rules
 from ..errors import (AdCompilerError, InvalidOperandError, UnresolvedAttributeError,
@@ -74,7 +75,10 @@ class ExprLifter:
                 raise UnsupportedSyntaxError(
                     f"unsupported syntax: {type(node).__name__} expression",
                     hint="rewrite it with simple assignments, operators and calls")
-            return method(node)
+            result = method(node)
+        if isinstance(node, (gast.Call, gast.Attribute)):
+            self.note_result(result)
+        return result
 
     @contextmanager
     def located(self, node):
@@ -158,7 +162,10 @@ class ExprLifter:
 
     def subscript(self, obj, index):
         if isinstance(obj, Value):
-            return self.index_value(obj, index)
+            result = self.index_value(obj, index)
+            if isinstance(result, Value) and result.type.ndim and _basic(index):
+                self.note_view(result, obj, index)  # basic indexing gives a view
+            return result
         if isinstance(obj, (LoopList, Appender)):
             return obj.get(self.b, index) if isinstance(obj, LoopList) else obj[index]
         if is_array(obj) and not holds_value(index):
@@ -252,6 +259,13 @@ class ExprLifter:
         value = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
         spec = "" if node.format_spec is None else self.expr(node.format_spec)
         return format(value, spec)
+
+
+def _basic(index) -> bool:
+    """A static basic index (ints, slices, None, ...): NumPy returns a view."""
+    items = index if type(index) is tuple else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
+               and not isinstance(i, bool) for i in items)
 
 
 def holds_value(obj) -> bool:

@@ -40,6 +40,7 @@ from ..ir.core import Block, ListType, Value
 from . import operators
 from .desugar import (CONTINUED, FLAGS, PSEUDO, RESULT, RETURNED, VALUE, hint_of,
                       signal_to_flags, sure_signal)
+from .alias import LOOSE, is_array_leaf
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, same_static, type_of, unflatten, unify, zeros)
 
@@ -261,6 +262,7 @@ class FlowLifter:
                 continue
             merged[name] = self._merge_name(name, a, c, slots)
         results = self._emit_if(cond, then, other, slots) if slots else []
+        self._note_merged_views(slots, results, before, merged)
         env = dict(before)
         for name, plan in merged.items():
             if plan is ABSENT:
@@ -303,6 +305,10 @@ class FlowLifter:
             if x is y or same_static(x, y):
                 leaves.append(x)
                 continue
+            shared = [k for k, s in enumerate(slots) if s[0] is x and s[1] is y]
+            if shared and is_array_leaf(x) and is_array_leaf(y):
+                leaves.append(_Slot(shared[0]))  # one array under several names: one result
+                continue
             if not (_dynamic(x) and _dynamic(y)):
                 raise UnsupportedOperationError(
                     f"the data-dependent 'if' gives {shown} two different Python values, "
@@ -329,6 +335,30 @@ class FlowLifter:
             slots.append((x, y, t, name))
             leaves.append(_Slot(len(slots) - 1))
         return _Merged(da, leaves)
+
+    def _note_merged_views(self, slots, results, before, merged) -> None:
+        """A result that is a view of another one (or of an array the ``if`` leaves
+        alone) in both branches, by the same index, is one; one that may share
+        memory with it on either path possibly is."""
+        unchanged = [v for n, tree in before.items() if n not in merged
+                     for v in flatten(tree)[0] if is_array_leaf(v)]
+        for i, (x, y, _, _) in enumerate(slots):
+            if not is_array_leaf(results[i]):
+                continue
+            candidates = [(results[j], s[0], s[1]) for j, s in enumerate(slots) if j != i]
+            candidates += [(u, u, u) for u in unchanged]
+            loose = None
+            for target, px, py in candidates:
+                vx, vy = self.views.get(id(x)), self.views.get(id(y))
+                if vx is not None and vy is not None and vx.parent is px and \
+                        vy.parent is py and vx.index is not LOOSE and vx.index == vy.index:
+                    self.note_view(results[i], target, vx.index)
+                    break
+                if loose is None and (self.related(x, px) or self.related(y, py)):
+                    loose = target
+            else:
+                if loose is not None:
+                    self.note_view(results[i], loose, LOOSE)
 
     def _emit_if(self, cond, then: Branch, other: Branch, slots) -> list:
         def region(branch, k):

@@ -143,6 +143,8 @@ class InlineLifter:
         self.frames.append(frame)
         try:
             if isinstance(node, gast.Lambda):
+                if len(self.frames) == 1:  # a lambda's body is what it returns
+                    self.return_loc = source.loc(node.body)
                 return self.expr(node.body)
             self.run_body(node.body)
             return self.frame_result(frame, node)

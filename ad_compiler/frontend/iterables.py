@@ -48,6 +48,12 @@ class Iteration:
         return [self.item(b, k) for k in range(self.n)]
 
 
+def skip_first(it: Iteration) -> Iteration:
+    """The items of ``it`` after its first (``it.n`` an int)."""
+    return Iteration(it.n - 1, lambda b, i: it.item(b, affine(b, i, 1, 1)), it.static,
+                     it.prepare)
+
+
 def affine(b, i, start, step: int):
     """``start + i * step`` for a counter ``i`` (an int or an int Value)."""
     if not isinstance(i, Value) and not isinstance(start, Value):
@@ -206,12 +212,22 @@ class Appender:
 class LoopList:
     """A list a loop built with ``append`` (see the module docstring)."""
 
-    def __init__(self, value: Value, length, name: str, stacked: Value | None = None):
+    def __init__(self, value: Value | None, length, name: str, stacked: Value | None = None):
         self.value, self.length, self.name = value, length, name
         self.stacked = stacked  # its items stacked on axis 0, made once after the loop
 
+    @classmethod
+    def of_stack(cls, stacked, length: int) -> "LoopList":
+        """The list whose items are the rows of ``stacked`` (the one leaf of a list of
+        known length, see values.flatten: a data-dependent ``if`` merged two of them, or
+        a placeholder of its type)."""
+        return cls(None, length, getattr(stacked, "hint", None) or "list", stacked)
+
     @property
     def elem(self) -> AType:
+        if self.value is None:
+            t = self.stacked.type
+            return AType(t.shape[1:], t.dtype)
         return self.value.type.elem
 
     def require_length(self, what: str) -> int:
@@ -275,4 +291,4 @@ class LoopList:
             hint=f"stack it (np.stack({self.name})), or loop over it with 'for'")
 
     def __repr__(self) -> str:
-        return f"<list {self.name}: {self.value.type}, length {self.length}>"
+        return f"<list {self.name}: list<{self.elem}>, length {self.length}>"

@@ -20,10 +20,12 @@ Invariants:
   loop; each is split into leaves (:mod:`.values`). A Python number carried
   becomes a weak constant. Other names the body assigns are undefined after
   the loop (an error only if read).
-* The body's carried values must keep their types. If a value's type changes
+* The body's carried values must keep their types. If a value's dtype changes
   (``s = 0`` then ``s = s + x[i]`` with float32 ``x``), the initial value is
   promoted to the unified type and the body lifted again, at most
-  :data:`MAX_ROUNDS` times; types that do not unify are a located error.
+  :data:`MAX_ROUNDS` times; types that do not unify are a located error. A
+  shape that changes is Python's only if the iterations that change it are
+  unrolled first (:meth:`LoopLifter.loop_settling_shapes`).
 * ``ys = []`` before the loop and ``ys.append(v)`` in it give a stacked output:
   after the loop ``ys`` is a :class:`~.iterables.LoopList`.
 """
@@ -32,9 +34,10 @@ from __future__ import annotations
 from ..errors import InvalidOperandError, UnsupportedSyntaxError
 from ..ir.control import build_for, build_while
 from ..ir.core import Block, Value
-from .carry import CarryLifter, Retry, index_hint, stackable, zeros_tree
+from .carry import CarryLifter, Retry, ShapeChange, index_hint, stackable, zeros_tree
 from .desugar import BROKE, CONTINUED, RESULT
-from .iterables import Appender, Iteration, LoopList, over_list, over_range, over_rows
+from .iterables import (Appender, Iteration, LoopList, over_list, over_range, over_rows,
+                        skip_first)
 from .values import ABSENT, Mark, StaticIndexNeeded, convert
 
 #: how many iterations a loop over a static sequence may unroll to
@@ -55,19 +58,59 @@ class LoopLifter(CarryLifter):
         if items is not None:
             self.unroll(node, items)
             return
+        self.loop_settling_shapes(node, it)
+
+    def visit_While(self, node):
+        if not self._may_run(node):
+            return
+        self.loop_settling_shapes(node, None)
+
+    def loop_settling_shapes(self, node, it) -> None:
+        """The loop op, after its first iterations if they change a carried value's shape.
+
+        In Python a value that changes shape in an iteration (``a = a.max(axis=0,
+        keepdims=True)``, ``acc = acc + x`` from ``acc = 0.0``) has the new shape only
+        if the loop ran. With a constant trip count and no ``break``/``return`` those
+        iterations run before the loop op, unrolled, until the shapes settle (all of them
+        when the body appends to a list, which must start empty). Otherwise a
+        Python number may still become an array from the start (the loop then carries
+        the array; it differs from Python only if the loop runs zero times or the body
+        reads the number's shape); an array changing shape is a located error.
+        """
+        for _ in range(MAX_ROUNDS):
+            try:
+                self.loop_op_or_unrolled(node, it)
+                return
+            except ShapeChange as change:
+                if not self._can_peel(node, it):
+                    if not change.number:
+                        raise
+                    self.structured_loop(node, it, promote_numbers=True)
+                    return
+                whole = bool(self.syntax.appends(node.body))  # a list starts empty
+                with self.located(node.iter):
+                    items = it.items(self.b) if whole or it.n == 0 else [it.item(self.b, 0)]
+                self.unroll(node, items)
+                if whole or it.n <= 1:
+                    return
+                it = skip_first(it)
+        self.loop_op_or_unrolled(node, it)
+
+    def loop_op_or_unrolled(self, node, it) -> None:
+        """The loop op, or, if its body needs the counter as a Python int, the loop
+        unrolled (a ``for`` with a constant trip count only)."""
         try:
             self.structured_loop(node, it)
         except StaticIndexNeeded:
-            if isinstance(it.n, Value) or it.n > MAX_UNROLL:
+            if it is None or isinstance(it.n, Value) or it.n > MAX_UNROLL:
                 raise
             with self.located(node.iter):
                 items = it.items(self.b)
             self.unroll(node, items)
 
-    def visit_While(self, node):
-        if not self._may_run(node):
-            return
-        self.structured_loop(node, None)
+    def _can_peel(self, node, it) -> bool:
+        return it is not None and not isinstance(it.n, Value) and it.n <= MAX_UNROLL and not (
+            self.syntax.returns(node.body) or self.syntax.breaks(node.body))
 
     def iteration(self, seq) -> Iteration | None:
         """The Iteration a ``for`` over ``seq`` runs, or None for a static sequence."""
@@ -147,8 +190,9 @@ class LoopLifter(CarryLifter):
             frame.scope.env = saved
         return cond is not False
 
-    def structured_loop(self, node, it) -> None:
+    def structured_loop(self, node, it, promote_numbers: bool = False) -> None:
         plan = self.loop_plan(node, it)
+        plan.promote_numbers = promote_numbers
         frame = self.frame
         before = frame.scope.env
         original = list(plan.inits)
@@ -163,6 +207,9 @@ class LoopLifter(CarryLifter):
             except Retry as retry:
                 for k, t in retry.promote.items():
                     plan.inits[k] = convert(self.b, original[k], t, plan.hints[k])
+                if retry.carry or retry.split or retry.loosen:
+                    self.recarry(plan, before, retry.carry, retry.split, retry.loosen)
+                    original = original + plan.inits[len(original):]
                 if retry.result is not ABSENT:
                     self._carry(plan, RESULT, zeros_tree(self.b, retry.result))
                     original = original + plan.inits[len(original):]

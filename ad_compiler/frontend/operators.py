@@ -95,6 +95,22 @@ def binary(b, op_type, left, right, inplace: bool = False):
     return apply(b, py, name, symbol, left, right)
 
 
+def in_place_result(b, op_type, target, result):
+    """What ``target op= v`` leaves in the array ``target``: NumPy computes ``result``
+    and casts it into ``target``'s dtype (``same_kind``); the shape cannot grow."""
+    t, r = b.type_of(target), b.type_of(result)
+    name = BINARY[op_type][0]
+    if r.shape != t.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {t.shape} doesn't "
+                         f"match the broadcast shape {r.shape}")
+    if r.dtype != t.dtype:
+        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc {name!r} output from {r.dtype!r} to "
+                            f"{t.dtype!r} with casting rule 'same_kind'")
+        result = b.emit("cast", result, dtype=t.dtype)
+    return result
+
+
 def apply(b, py_fn, name: str, symbol: str, *operands):
     """``py_fn(*operands)`` on IR values, through its lowering or else primitive ``name``."""
     operands = [v if _is_number(v) else as_value(b, v) for v in operands]
@@ -114,8 +130,8 @@ def unary(b, op_type, operand):
         return _UNARY_PY[op_type](operand)
     if op_type is gast.USub:
         return apply(b, operator.neg, "neg", "-", operand)
-    if op_type is gast.UAdd:
-        return operand
+    if op_type is gast.UAdd:  # np.positive: a new array (a number stays itself)
+        return b.copy(operand) if b.type_of(operand).ndim else operand
     if op_type is gast.Invert:
         return apply(b, operator.invert, "invert", "~", operand)
     return logical_not(b, operand)

@@ -84,6 +84,7 @@ def _source_lines(fn) -> tuple[list[str], int, str]:
     except (OSError, TypeError) as exc:
         raise UnsupportedSyntaxError(
             f"cannot read the source of {fn.__qualname__!r}: {exc}",
+            SourceLoc(code.co_filename, code.co_firstlineno),
             hint="define the function in a .py file (source typed at an interactive "
                  "prompt or built with exec cannot be compiled)") from None
     return lines, max(start, 1), code.co_filename

@@ -95,6 +95,12 @@ def cell_class():
     return Cell
 
 
+def construct_of(cell):
+    """The ``construct`` of a Cell's class (an error naming the Cell if it has none)."""
+    from ..nn.cell import construct_of
+    return construct_of(cell)
+
+
 def tensor_class():
     from ..tensor import Tensor
     return Tensor
@@ -126,7 +132,7 @@ def lift_object(obj, lifter, hint: str | None = None):
     if is_parameter(obj):
         return lifter.parameter_value(obj)
     if is_array(obj):
-        return lifter.array_const(obj, hint)
+        return lifter.note_foreign(lifter.array_const(obj, hint))
     if _is_plain_sequence(obj) and _holds_data(obj):
         items = [lift_object(item, lifter) for item in obj]
         return items if isinstance(obj, list) else tuple(items)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.core import AType, Value
-from ..ir.names import sanitize
 
 
 @dataclass(frozen=True)
@@ -61,15 +60,11 @@ def spec_to_values(spec, hint: str, new_arg):
     if isinstance(spec, AType):
         return new_arg(spec, hint)
     if isinstance(spec, dict):
-        return {k: spec_to_values(v, f"{hint}_{_key_hint(k)}", new_arg) for k, v in spec.items()}
+        return {k: spec_to_values(v, f"{hint}_{k}", new_arg) for k, v in spec.items()}
     if isinstance(spec, (tuple, list)):
         items = [spec_to_values(v, f"{hint}_{i}", new_arg) for i, v in enumerate(spec)]
         return items if isinstance(spec, list) else tuple(items)
     return spec
-
-
-def _key_hint(key) -> str:
-    return sanitize(str(key)) if isinstance(key, str) else str(key)
 
 
 def build_out_tree(result, outputs: list):

@@ -33,12 +33,12 @@ from ..ad import rules
 from ..errors import InvalidOperandError, UnsupportedOperationError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
-from ..ir.names import sanitize
 from . import operators, resolve
+from .alias import AliasLifter, is_array_leaf
 from .builtin_calls import BuiltinLifter
 from .calls import CallLifter
 from .desugar import Syntax
-from .exprs import ExprLifter, mark_user_exception
+from .exprs import ExprLifter, holds_value, mark_user_exception
 from .flow import FlowLifter
 from .inline import InlineLifter
 from .loops import MAX_UNROLL, LoopLifter  # noqa: F401  (MAX_UNROLL: part of the API)
@@ -51,13 +51,28 @@ class LiftBuilder(Builder):
     def __init__(self, lifter: "Lifter"):
         super().__init__()
         self._lifter = lifter
+        self._snapshots: dict = {}  # id(array) -> (array, its read-only copy)
 
     def read_parameter(self, param) -> Value:
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
 
+    def const(self, value, hint: str | None = None) -> Value:
+        """A constant of a static array is a snapshot of it: the lifted code may
+        write into the array later (``buf += 1`` after ``y = x * buf``)."""
+        if isinstance(value, np.ndarray) and _may_change(value):
+            held = self._snapshots.get(id(value))
+            if held is None or not (held[1].dtype == value.dtype
+                                    and np.array_equal(held[1], value)):
+                copy = value.copy()
+                copy.flags.writeable = False
+                held = self._snapshots[id(value)] = (value, copy)
+            value = held[1]
+        return super().const(value, hint)
 
-class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter):
+
+class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter,
+             AliasLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
     def __init__(self, name: str):
@@ -71,6 +86,9 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in
         self.depth = 0                  # how many data-dependent regions enclose this point
         self.syntax = Syntax()
+        self.return_loc = None          # the top-level function's last 'return' lifted
+        self.current_stmt = None
+        self.init_aliases()
 
     # -- values that come from outside ------------------------------------------
     def new_arg(self, type: AType, hint: str) -> Value:
@@ -83,7 +101,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         v = self._param_values.get(id(param))
         if v is None:
             from ..tensor import unwrap
-            hint = sanitize(getattr(param, "name", None) or "param")
+            hint = str(getattr(param, "name", None) or "param")
             v = self.new_arg(AType.of(np.asarray(unwrap(param))), hint)
             self.params.append(param)
             self._param_values[id(param)] = v
@@ -118,6 +136,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
     # -- statements ---------------------------------------------------------------
     def stmt(self, node) -> None:
         method = getattr(self, "visit_" + type(node).__name__, None)
+        self.current_stmt = node
         with self.located(node):
             if method is None:
                 raise UnsupportedSyntaxError(f"unsupported syntax: {type(node).__name__}",
@@ -186,6 +205,12 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
             value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
+            if is_array_leaf(current) and isinstance(value, Value):
+                # ``y += v`` on an array writes into it: every name of ``y`` sees it
+                value = operators.in_place_result(self.b, type(node.op), current, value)
+                mark.name(value, target.id)
+                self.write(current, value)
+                return
             self.assign(target, value, mark)
             return
         container, index = self.expr(target.value), self.expr(target.slice)
@@ -194,6 +219,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.store_item(target, container, index, value)
 
     def visit_Return(self, node):
+        if len(self.frames) == 1:
+            self.return_loc = self.frame.source.loc(node)
         self.frame.result = None if node.value is None else self.expr(node.value)
         self.frame.signal = "return"
 
@@ -302,23 +329,29 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
 
     def store_into_value(self, node, old, index, value) -> None:
         """``old[index] = value`` for an array ``old`` (a Value, or a static array
-        that becomes a constant): the names of ``old`` now name the result."""
+        that becomes a constant when a run-time value is written into it)."""
         lower = rules.METHODS.get("__setitem__")
         if lower is None:
             raise UnsupportedOperationError(
                 "item assignment into an array is not supported: it needs the "
                 "'__setitem__' lowering, which is not declared",
                 hint="compute a new array instead (np.where(mask, new, x), np.concatenate)")
-        current = old if isinstance(old, Value) else self.array_const(old)
-        new = lower(self.b, current, index, value)
-        if isinstance(node, gast.Subscript):  # x[i][j] = v is x[i] = (x[i] with [j] = v)
-            outer, outer_index = self.expr(node.value), self.expr(node.slice)
-            self.store_item(node, outer, outer_index, new)
+        if not isinstance(old, Value) and not holds_value(value) and not holds_value(index):
+            from ..tensor import unwrap
+            unwrap(old)[index] = value  # a static array written with static values
             return
-        if not isinstance(node, gast.Name):
-            raise UnsupportedOperationError(
-                "item assignment into an array that is not a local variable",
-                hint="copy it into a variable first: y = self.w; y[i] = v")
-        env = self.frame.scope.env
-        for name in [n for n, v in env.items() if v is old] or [node.id]:
-            env[name] = new  # every name of the old array sees the update
+        current = old if isinstance(old, Value) else self.array_const(old)
+        self.check_overlap(current, index, value)
+        new = lower(self.b, current, index, value)
+        # every holder of the old array sees the update: its names, the lists and
+        # dicts holding it, and the array it is a view of (``x[i][j] = v``)
+        self.write(old, new)
+
+
+def _may_change(array) -> bool:
+    """Whether ``array``'s memory may be written (it or an array it views is writeable)."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return True
+        array = array.base
+    return False

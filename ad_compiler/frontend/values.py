@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, ListType, Value
 from ..ops._infer import sample
+from .iterables import LoopList
 
 
 class _Absent:
@@ -92,6 +93,9 @@ def flatten(tree) -> tuple[list, tuple]:
 
 
 def _flatten(tree, leaves):
+    if isinstance(tree, LoopList) and tree.stacked is not None:
+        # a list a loop built, of known length: the array of its items is its one leaf
+        return ("looplist", tree.length, (_flatten(tree.stacked, leaves),))
     if isinstance(tree, tuple):
         return ("tuple", type(tree), tuple(_flatten(x, leaves) for x in tree))
     if isinstance(tree, list):
@@ -116,6 +120,8 @@ def _unflatten(d, it, own):
     if kind == "leaf":
         return next(it)
     items = [_unflatten(c, it, own) for c in d[2]]
+    if kind == "looplist":
+        return LoopList.of_stack(items[0], d[1])
     if kind == "tuple":
         return d[1](*items) if hasattr(d[1], "_fields") else d[1](items)
     if kind == "list":
@@ -137,6 +143,8 @@ def describe_tree(treedef) -> str:
         return "a single value"
     if kind == "dict":
         return f"a dict with keys {treedef[1]}"
+    if kind == "looplist":
+        return f"a list of {treedef[1]} built by a loop"
     return f"a {kind} of {len(treedef[2])}"
 
 

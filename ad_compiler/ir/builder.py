@@ -55,9 +55,15 @@ class Builder:
         return op
 
     def const(self, value, hint: str | None = None) -> Value:
-        """A constant: a Python number stays weak, arrays keep their dtype."""
+        """A constant: a Python number stays weak, arrays keep their dtype.
+
+        A list or tuple (nested to any depth) holding values is the array NumPy makes
+        of it: a ``stack`` of its items, each converted the same way.
+        """
         if isinstance(value, Value):
             return value
+        if isinstance(value, (list, tuple)) and holds_value(value):
+            return self.emit("stack", *(self.const(v) for v in value), hint=hint, axis=0)
         if not isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
             value = np.asarray(value)
         return self.emit("const", hint=hint or "c", value=value)
@@ -125,6 +131,12 @@ class EagerBuilder(Builder):
     def read_parameter(self, param):
         from ..tensor import unwrap
         return unwrap(param)
+
+
+def holds_value(tree) -> bool:
+    """Whether a (nested) list or tuple holds an IR value."""
+    return any(isinstance(v, Value) or isinstance(v, (list, tuple)) and holds_value(v)
+               for v in tree)
 
 
 def fit(b, ct, target: AType):

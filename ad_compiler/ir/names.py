@@ -1,30 +1,109 @@
-"""Readable, unique, deterministic names for values.
+"""Identifiers and one-line text for generated source and IR text.
+
+Everything that reaches generated code or IR text from outside the user's
+function source (Parameter names, dict keys, attribute and function names, file
+names) goes through one of the two functions here:
+
+* :func:`sanitize` turns a hint into an ASCII identifier: NFKC-normalised first
+  (Python normalises identifiers the same way when it parses source, so ``ｘ``
+  and ``x`` would otherwise be one variable), accents dropped, a letter of
+  another script spelled by its Unicode name (``σ`` is ``sigma``), every other
+  run of characters outside ``[A-Za-z0-9_]`` replaced by ``_``, ``v_`` before a
+  leading digit, ``v`` for a hint with nothing left. :class:`Namespace` then
+  adds ``_`` to a reserved name and a counter to a taken one, so the names it
+  hands out are unique as written and therefore unique after NFKC.
+* :func:`one_line` escapes every character that is not printable (line breaks
+  of any kind: ``\\n \\r \\x0b \\x0c \\x1c-\\x1e \\x85 \\u2028 \\u2029``; other
+  control and format characters), so a comment stays one line of one comment.
 
 >>> ns = Namespace()
 >>> ns.fresh('x'), ns.fresh('x'), ns.fresh('sum'), ns.fresh(None), ns.fresh('1bad')
 ('x', 'x_1', 'sum_', 'v', 'v_1bad')
+>>> ns.fresh('ｘ'), ns.fresh('w²'), ns.fresh('x\\nimport os'), ns.fresh('for'), ns.fresh('dσ')
+('x_2', 'w2', 'x_import_os', 'for_', 'dsigma')
+>>> one_line('m\\nraise SystemExit.py\\u2028')
+'m\\\\nraise SystemExit.py\\\\u2028'
 """
 from __future__ import annotations
 
 import builtins
 import keyword
 import re
+import types
+import unicodedata
 
-_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "math", "rt"}
+# soft keywords of every supported Python ('type' from 3.12), so names do not
+# depend on the interpreter; '_' is kept: it is special only in a 'case' pattern
+_SOFT_KEYWORDS = {"match", "case", "type"}
+
+
+def _interpreter_builtins() -> set:
+    # the builtins module's own types, functions and constants; not names other
+    # code adds (site's 'exit', IPython's 'display', the REPL's '_'), which would
+    # make generated names depend on how the interpreter was started
+    return {name for name, obj in vars(builtins).items() if not name.startswith("_") and (
+        isinstance(obj, (type, types.BuiltinFunctionType)) or obj is Ellipsis
+        or obj is NotImplemented)}
+
+
+_RESERVED = set(keyword.kwlist) | _SOFT_KEYWORDS | _interpreter_builtins() | {"np", "math", "rt"}
+_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def sanitize(hint: str | None) -> str:
-    """A valid identifier derived from ``hint`` (``'v'`` when there is none)."""
+    """An ASCII identifier derived from ``hint`` (``'v'`` when there is none).
+
+    It may still be reserved (a keyword, a builtin, a dunder name): that is
+    :class:`Namespace`'s job.
+    """
     if not hint:
         return "v"
-    name = re.sub(r"\W", "_", hint)
-    if not name or name[0].isdigit():
+    # NFKC is what Python's parser applies; NFKD then splits accents off letters
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(hint)))
+    plain = "".join(_spelled(c) for c in decomposed if not unicodedata.combining(c))
+    name = _NOT_IDENTIFIER.sub("_", plain)
+    if name.strip("_") == "" and name != hint:
+        return "v"  # nothing of the hint survived (only symbols, or another script)
+    if name[0].isdigit():
         name = "v_" + name
     return name
 
 
+def _spelled(c: str) -> str:
+    """An ASCII character as it is; a letter of another script by its Unicode name
+    (``σ`` is ``sigma``, ``Δ`` is ``Delta``) when that name ends in a plain word."""
+    if c.isascii() or not c.isalpha():
+        return c
+    word = unicodedata.name(c, "").partition(" WITH ")[0].rpartition(" ")[2]  # ø: O WITH STROKE
+    if not (word.isascii() and word.isalpha()):
+        return c
+    return word.capitalize() if c.isupper() else word.lower()
+
+
+def is_reserved(name: str) -> bool:
+    """A keyword, soft keyword, builtin, ``np``/``math``/``rt``, or a dunder name
+    (``__builtins__`` in the namespace dict would replace the builtins)."""
+    return name in _RESERVED or len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped as in a string literal.
+
+    Backslashes stay as they are, so a user's source line reads as written.
+    """
+    return "".join(c if c.isprintable() else _escape(c) for c in str(text))
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    if c in "\n\r\t":
+        return repr(c)[1:-1]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
+
+
 class Namespace:
-    """Hands out unique names; never a keyword, builtin, ``np``, ``math`` or ``rt``."""
+    """Hands out unique ASCII identifiers, never reserved (see :func:`is_reserved`)."""
 
     def __init__(self, taken=()):
         self._used: set[str] = set(taken)
@@ -35,7 +114,7 @@ class Namespace:
 
     def fresh(self, hint: str | None) -> str:
         base = sanitize(hint)
-        if base in _RESERVED:
+        if is_reserved(base):
             base += "_"
         name = base
         n = self._counts.get(base, 0)

@@ -8,13 +8,17 @@ Example (``def f(x): return x * np.sin(x)`` at line 3 of model.py)::
       return %mul
     }
 
-Names are assigned deterministically in definition order from value hints.
+Names are assigned deterministically in definition order from value hints, by
+the same :class:`~.names.Namespace` as generated code (ASCII identifiers). Each
+op line and the function's header go through :func:`~.names.one_line`, so text
+from outside (a file name or an object's repr holding a newline) never breaks
+a line.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .names import Namespace
+from .names import Namespace, one_line
 
 
 class _Names:
@@ -51,7 +55,7 @@ def _op_line(op, names) -> str:
     comment = f"  # {types}" if types else "  #"
     if op.loc is not None:
         comment += f"  @{op.loc}"
-    return f"{text:<40}{comment}"
+    return one_line(f"{text:<40}{comment}")
 
 
 def _block_lines(block, names, indent) -> list[str]:
@@ -71,7 +75,7 @@ def _block_lines(block, names, indent) -> list[str]:
 def format_function(fn) -> str:
     names = _Names()
     args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
-    lines = [f"func {fn.name}({args}) {{"]
+    lines = [one_line(f"func {fn.name}({args}) {{")]
     lines.extend(_block_lines(fn.body, names, 1))
     lines.append("  return " + ", ".join(names(v) for v in fn.outputs))
     lines.append("}")

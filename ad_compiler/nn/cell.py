@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..errors import UnresolvedAttributeError
 from ..tensor import Tensor
 from .parameter import PARAMETER_NAME_DEFAULT, Parameter, ParameterTuple
 
@@ -68,7 +69,7 @@ class Cell:
 
     # ----------------------------------------------------------- calling
     def construct(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} does not define construct()")
+        raise missing_construct(self)
 
     def __call__(self, *args, **kwargs):
         return self.construct(*args, **kwargs)
@@ -289,3 +290,20 @@ def _is_parameter_sequence(value) -> bool:
         return True
     return (isinstance(value, (list, tuple)) and len(value) > 0
             and all(isinstance(v, Parameter) for v in value))
+
+
+def construct_of(cell):
+    """The ``construct`` of ``cell``'s class; an error when the class defines none."""
+    construct = type(cell).construct
+    if construct is Cell.construct:
+        raise missing_construct(cell)
+    return construct
+
+
+def missing_construct(cell) -> UnresolvedAttributeError:
+    """The AttributeError MindSpore raises for a Cell without ``construct``, with a hint."""
+    name = type(cell).__name__
+    return UnresolvedAttributeError(
+        f"For '{name}', the method 'construct' is not defined",
+        hint=f"define construct(self, ...) in class {name}: it is the computation the Cell "
+             "performs, and what is differentiated")

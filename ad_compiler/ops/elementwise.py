@@ -312,18 +312,30 @@ primitive(
     examples=[ex((3,), (3,))], aliases=(np.mod, np.remainder, operator.mod))
 
 
-@lowering(np.asarray, np.array)
+@lowering(np.asarray)
 def lower_asarray(b, a, dtype=None, **_ignored):
-    """``np.asarray(x)`` of a value is the value (cast to ``dtype`` if given);
-    of compile-time data, the array itself."""
+    """``np.asarray(x)`` of a value is the value itself (cast to ``dtype`` if given),
+    of a nested list of values their stack; of compile-time data, the array itself."""
+    from ..ir.builder import holds_value
     from ..ir.core import Value
+    if isinstance(a, (list, tuple)) and holds_value(a):
+        a = b.const(a)   # a (nested) list of values: their stack
     if not isinstance(a, Value):
-        if any(isinstance(v, Value) for v in (a if isinstance(a, (list, tuple)) else ())):
-            return b.stack(*[b.const(v) for v in a], axis=0)
         return b.const(np.asarray(a, dtype=dtype))
     if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
         return b.cast(a, dtype=np.dtype(dtype))
     return a
+
+
+@lowering(np.array)
+def lower_array(b, a, dtype=None, *, copy=True, **_ignored):
+    """``np.array(x)`` is a new array (``copy=True``), as ``x.copy()`` is."""
+    from ..ir.core import Value
+    out = lower_asarray(b, a, dtype)
+    if out is a and isinstance(a, Value) and copy is not None and copy is not False:
+        return b.copy(a)
+    return out
+
 
 _COMPARISONS = (
     ("equal", "==", np.equal, operator.eq), ("not_equal", "!=", np.not_equal, operator.ne),
@@ -361,11 +373,12 @@ primitive(
 
 
 @method("astype")
-def lower_astype(b, x, dtype):
-    """``x.astype(dtype)``; no op when ``x`` already has that dtype."""
+def lower_astype(b, x, dtype, copy=True):
+    """``x.astype(dtype)``: a new array, as in NumPy, even of the same dtype
+    (``copy=False`` then gives ``x`` itself)."""
     dtype = np.dtype(dtype)
     if b.type_of(x).dtype == dtype and not b.type_of(x).weak:
-        return x
+        return b.copy(x) if copy else x
     return b.cast(x, dtype=dtype)
 
 

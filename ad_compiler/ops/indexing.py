@@ -53,6 +53,7 @@ import numpy as np
 from .. import runtime as rt
 from ..ad.rules import ACCUMULATE_INTO, ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
+from ..ir.builder import holds_value
 from ..ir.core import AType, Value
 from ._infer import normalize_axis
 from .elementwise import expand_like
@@ -532,8 +533,8 @@ def _array_item(b, a: np.ndarray):
 
 
 def _list_item(b, items: list):
-    if any(isinstance(v, Value) for v in items):
-        return _value_item(b, b.stack(*(b.const(v) for v in items), axis=0))
+    if holds_value(items):  # a (nested) list of index values: their stack
+        return _value_item(b, b.const(items))
     arr = np.asarray(items)
     return _array_item(b, arr.astype(np.intp) if arr.size == 0 else arr)
 

@@ -18,8 +18,11 @@ F = "lists"
 
 def _no_list_gradient(*_args, **_params):
     raise UnsupportedOperationError(
-        "gradients through a list element read (the adjoint of a loop) are not supported",
-        hint="gradients of gradients through loops are not supported yet")
+        "no gradient flows through an item of a list whose length is known only at run "
+        "time (built by a 'while' loop or a loop with 'break', or saved by the adjoint of "
+        "a loop)",
+        hint="build the list in a 'for' loop over range(n) without 'break' (its items are "
+             "then differentiable); gradients of gradients through loops are not supported")
 
 
 def _stack_infer(t: ListType, *, axis=0, length=0) -> AType:

@@ -124,13 +124,19 @@ _extremum("min")
 
 # -- lowerings ----------------------------------------------------------------------
 
-def _reduce(b, prim, a, axis, out, keepdims, keep_dims, dtype=None):
+def _reduce_input(b, prim, a, out, dtype):
+    """The array a reduction reads (cast to ``dtype`` if given); ``out=`` is refused."""
     if out is not None:
         raise UnsupportedOperationError(f"{prim}(..., out=...) is not supported",
                                         hint="use the returned value instead of out=")
     x = b.const(a)
     if dtype is not None and np.dtype(dtype) != b.type_of(x).dtype:
         x = b.cast(x, dtype=np.dtype(dtype))
+    return x
+
+
+def _reduce(b, prim, a, axis, out, keepdims, keep_dims, dtype=None):
+    x = _reduce_input(b, prim, a, out, dtype)
     keepdims = keepdims if keep_dims is None else keep_dims
     return b.emit(prim, x, axis=static_axis(axis), keepdims=bool(keepdims))
 
@@ -162,24 +168,68 @@ def lower_min(b, a, axis=None, out=None, keepdims=False, *, keep_dims=None):
 
 # -- variance, standard deviation, truth reductions -----------------------------------
 
+def _deviation(b, x, axis):
+    """``x - mean(x)`` over ``axis`` (the mean kept as size-1 axes)."""
+    return b.sub(x, b.mean(x, axis=axis, keepdims=True))
+
+
+def _degrees(b, x, axis, ddof):
+    """NumPy's divisor of a variance: ``max(n - ddof, 0)``."""
+    return b.const(max(reduced_count(b.type_of(x), axis) - ddof, 0))
+
+
+def _per_std(b, g, out, x, axis, ddof):
+    """``g / ((n - ddof) * out)``, and 0 where ``out`` is 0 (written so no 0/0 is run)."""
+    zero = b.equal(out, b.const(0))
+    scaled = b.div(g, b.mul(b.where(zero, b.const(1), out), _degrees(b, x, axis, ddof)))
+    return b.where(zero, b.const(0), scaled)
+
+
+def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
+    # std = |x - mean(x)| / sqrt(n - ddof), a scaled norm: its derivative is
+    # (x - mean(x)) / ((n - ddof) std). Where the spread is zero (an axis of length 1,
+    # equal values) the norm is at its kink: its smallest subgradient there is 0, which is
+    # also what central differences give (sqrt's infinite slope at 0 would make 0 * inf)
+    scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof), x, axis, keepdims)
+    return (b.fit(b.mul(_deviation(b, x, axis), scale), x),)
+
+
+def _std_jvp(b, t, out, x, *, axis=None, ddof=0, keepdims=False):
+    g = b.sum(b.mul(_deviation(b, x, axis), t[0]), axis=axis, keepdims=keepdims)
+    return _per_std(b, g, out, x, axis, ddof)
+
+
+primitive(
+    "std", emit="{0}.std(axis={axis}, ddof={ddof}, keepdims={keepdims})", array_inputs=True,
+    infer=lambda t, *, axis=None, ddof=0, keepdims=False: reduce_infer("mean")(
+        t, axis=axis, keepdims=keepdims),
+    vjp=_std_vjp, jvp=_std_jvp, family=F,
+    examples=[ex((3,), axis=None, ddof=0, keepdims=False),
+              ex((2, 3), axis=1, ddof=1, keepdims=True),
+              ex((2, 3, 4), axis=(0, 2), ddof=0, keepdims=False),
+              ex(float, axis=None, ddof=0, keepdims=False),
+              # no spread: identically zero (an axis of length 1) or at its kink (equal values)
+              ex(np.array([[1.5], [-2.0]]), axis=1, ddof=0, keepdims=False),
+              ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False)],
+)
+
+
 @lowering(np.var)
 @method("var")
 def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """``np.var`` as mean((x - mean(x))**2) / (n - ddof) * n: composed, so differentiable."""
-    x = b.const(a)
-    mu = _reduce(b, "mean", x, axis, out, True, None, dtype)
-    centred = b.sub(x, mu)
-    var = _reduce(b, "mean", b.square(centred), axis, None, keepdims, None, dtype)
-    if ddof:
-        n = b.type_of(x).size // max(1, b.type_of(mu).size)
-        var = b.mul(var, b.const(n / (n - ddof)))
-    return var
+    """``np.var`` as NumPy computes it: sum((x - mean(x))**2) / max(n - ddof, 0)."""
+    x = _reduce_input(b, "var", a, out, dtype)
+    axis = static_axis(axis)
+    squares = b.sum(b.square(_deviation(b, x, axis)), axis=axis, keepdims=bool(keepdims))
+    return b.div(squares, _degrees(b, x, axis, ddof))
 
 
 @lowering(np.std)
 @method("std")
 def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return b.sqrt(lower_var(b, a, axis, dtype, out, ddof, keepdims))
+    """``np.std``: the ``std`` primitive (its derivative is 0 where the spread is)."""
+    x = _reduce_input(b, "std", a, out, dtype)
+    return b.emit("std", x, axis=static_axis(axis), ddof=ddof, keepdims=bool(keepdims))
 
 
 for _name in ("all", "any"):

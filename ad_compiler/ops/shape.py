@@ -215,7 +215,9 @@ def _stack_infer(*types: AType, axis) -> AType:
     shape = list(types[0].shape)
     (ax,) = normalize_axis(axis, len(shape) + 1)
     shape.insert(ax, len(types))
-    return AType(tuple(shape), promote(*types).dtype, False)
+    # np.stack makes an array of each item first: a Python number is a float64/int64/bool
+    # array there, not a weak scalar (np.stack([np.float32(1), 2.0]) is float64)
+    return AType(tuple(shape), np.result_type(*(t.dtype for t in types)), False)
 
 
 def _stack_vjp(b, ct, out, *xs, axis):
@@ -231,7 +233,7 @@ primitive(
     emit=lambda srcs, *, axis: f"np.stack([{', '.join(srcs)}], axis={axis})",
     impl=lambda *xs, axis: np.stack(xs, axis=axis),
     examples=[ex((3,), (3,), axis=0), ex((2, 3), (2, 3), (2, 3), axis=-1),
-              ex(float, float, axis=0)],
+              ex(float, float, axis=0), ex(np.array(0.5, np.float32), float, axis=0)],
 )
 
 
@@ -282,10 +284,17 @@ def lower_reshape_method(b, x, *shape, order="C"):
 
 
 @lowering(np.ravel)
-@method("ravel", "flatten")
+@method("ravel")
 def lower_ravel(b, a, order="C"):
     _c_order(order, "ravel")
     return reshape_to(b, a, (-1,))
+
+
+@method("flatten")
+def lower_flatten(b, a, order="C"):
+    """``x.flatten()``: always a new array (``ravel`` may be a view)."""
+    _c_order(order, "flatten")
+    return b.copy(reshape_to(b, a, (-1,)))
 
 
 @lowering(np.broadcast_to)

@@ -25,7 +25,7 @@ _LOOPS = ("for", "while")
 
 def simplify_loops(fn: Function) -> Function:
     new, _ = copy_function(fn)
-    _visit(new.body, _uses_outside_loops(new.body))
+    _visit(new.body, _all_uses(new.body))
     return new
 
 
@@ -105,19 +105,10 @@ def _remove_carried(op, j: int) -> None:
 
 
 def _all_uses(block: Block) -> set:
+    """Every value used in ``block``, at any depth: op inputs and what regions yield."""
     uses = {id(v) for v in block.results}
     for op in block.walk():
         uses.update(id(v) for v in op.inputs)
-    for op in block.ops:
-        for region in op.regions:
-            uses.update(id(v) for v in region.results)
-    return uses
-
-
-def _uses_outside_loops(block: Block) -> set:
-    """Every value used anywhere (a loop's result used by anything stays live)."""
-    uses = _all_uses(block)
-    for op in block.walk():
         for region in op.regions:
             uses.update(id(v) for v in region.results)
     return uses

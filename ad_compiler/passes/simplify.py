@@ -15,6 +15,10 @@ broadcast beforehand: ``mul(broadcast_to(%c, (3,)), %y)`` becomes ``mul(%c, %y)`
 whenever NumPy's own broadcasting gives the same result type (VJPs of sums and
 means produce such ``broadcast_to``/``reshape`` chains; DESIGN principle 4).
 
+A ``copy`` is its input: IR values are never written, so the copies that give
+the frontend a new array object (``y.copy()``, ``np.array(y)``) are free;
+``fresh_outputs`` adds the copies the function's outputs need, last.
+
 Unused ones and broadcasts are then removed by DCE.
 """
 from __future__ import annotations
@@ -45,6 +49,8 @@ def simplify(fn: Function) -> Function:
             new = _copy_simple(b, op, inputs)
             ones.add(id(new[0]))
             return new
+        if op.prim == "copy" and inputs[0].type == op.result.type:
+            return [inputs[0]]  # values are immutable in the IR: only outputs need copies
         if op.prim in _BROADCASTING:
             inputs = _implicit_broadcast(op, inputs)
         if op.prim == "mul":

@@ -104,6 +104,18 @@ def test_a_carried_accumulator_is_updated_in_place(ir):
     ir.check(fn, np.array([0.1, 0.2, 0.3]))
 
 
+def test_a_buffer_a_loop_result_may_hold_is_not_accumulated_into(ir):
+    # r1 is the captured z (the first loop yields it); the second loop starts from z
+    # and would add into it in place, changing r1 too
+    from ad_compiler.ir.control import build_for
+    b, (x,) = ir.new(("x", ir.arr(3)))
+    z = b.zeros_like(x, hint="z")
+    (r1,) = build_for(b, b.const(2), [x], lambda b, i, c: ([z], []))
+    (r2,) = build_for(b, b.const(2), [z], lambda b, i, c: ([b.add(c[0], b.sin(x))], []))
+    fn = ir.finish(b, b.add(r1, r2))
+    ir.check(fn, np.array([0.1, 0.2, 0.3]))
+
+
 def test_a_carried_value_that_is_also_stacked_is_not_overwritten(ir):
     fn = _accumulating_loop(ir, stack_it=True)
     source = to_source(fn)[0]

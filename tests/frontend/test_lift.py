@@ -41,7 +41,8 @@ def test_arguments_are_leaves_named_after_parameters():
     def f(x, pair, d, *rest, scale=2):
         return x
     lifted = lift(f, (V3, (V3, 7, [V3]), {"w": V3, "b-1": V3}, V3, "static"))
-    assert hints(lifted) == ["x", "pair_0", "pair_2_0", "d_w", "d_b_1", "rest_0"]
+    # a hint is text (the dict key as written); codegen makes identifiers of hints
+    assert hints(lifted) == ["x", "pair_0", "pair_2_0", "d_w", "d_b-1", "rest_0"]
     assert lifted.n_inputs == 6
     assert lifted.out_tree == 0
 
@@ -109,7 +110,7 @@ def test_parameters_become_arguments_once_in_order_of_first_read():
     lifted = lift(cell, (V3,))
     verify(lifted.function)
     assert lifted.params == [cell.w, *cell.weights]
-    assert hints(lifted) == ["x", "layer_w", "a", "b"]
+    assert hints(lifted) == ["x", "layer.w", "a", "b"]  # the Parameter names, as text
     x = np.array([1.0, -1.0, 0.5])
     np.testing.assert_allclose(run(lifted, x)[0], unwrap(cell(x)))
 

@@ -262,7 +262,7 @@ def test_call_runs_construct_with_args_and_kwargs():
             return x + y
 
     assert Add()(2.0, y=3.0) == 5.0
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(AttributeError, match="For 'Cell', the method 'construct' is not defined"):
         Cell()(1.0)
 
 

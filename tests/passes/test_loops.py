@@ -66,3 +66,24 @@ def test_a_value_only_the_condition_reads_stays():
     b.block.results = [h]
     new = _check(Function("f", b.block))
     assert next(op for op in new.body.ops if op.prim == "while").params["n_carried"] == 2
+
+
+
+def test_a_carried_value_yielded_from_a_deeply_nested_region_stays():
+    # h' = h * (k if c else ...), the 'k' yielded three ifs deep: k is used
+    from ad_compiler.ir.control import build_if
+
+    def body(b, c, x):
+        k, h = c
+        cond = b.greater(b.sum(h), b.const(0.0))
+
+        def nest(depth):
+            if depth == 0:
+                return lambda b: [k]
+            return lambda b: build_if(b, cond, nest(depth - 1), lambda b: [b.sin(h)])
+        kept = nest(3)(b)[0]
+        return [b.cos(h), b.mul(h, kept)]
+    b, (k, h) = _loop_fn(body, 2)
+    b.block.results = [h]
+    new = _check(Function("f", b.block))
+    assert _loop(new).params["n_carried"] == 2

@@ -1,0 +1,301 @@
+"""NumPy's aliasing at lift time: writes in place reach every name of the array.
+
+In Python an array is an object that several names, list items and views may
+share. The lifter keeps SSA Values, so it models that sharing explicitly:
+
+* Names bound to the same lift-time Value (or the same static ndarray) hold the
+  same array object: ``a = y`` binds ``y``'s Value to ``a``, and ``y[:]`` is
+  ``y``'s own Value.
+* A write in place (``y[i] = v``, ``y[i] += v``, ``y += v`` on an array, a helper
+  writing into its argument) makes a new Value, and :meth:`AliasLifter.write`
+  rebinds every holder of the old one: every name of every frame being lifted,
+  and every item of the lists, dicts and tuples they hold.
+* A **view** made by basic indexing (``v = y[1:]``, ``y[0]`` of a matrix) is
+  recorded with its index (:attr:`AliasLifter.views`). A write into ``y``
+  re-derives every view still held (``v = new_y[1:]``); a write into ``v`` is a
+  write into ``y`` (``y = index_set(y, v', index)``), and so on up the chain.
+* Any other result that may share memory with its operand (a primitive declared
+  ``view``: ``y.T``, ``y.reshape(...)``, ``np.squeeze(y)`` ...) is recorded
+  without an index: whether NumPy returns a view or a copy can depend on the
+  memory layout at run time, so a write into one of them while the other is
+  still held (and read later) is a located error, never a guess.
+* Arrays the function does not own (its inputs, Parameters, arrays read from
+  outside) are never written: that is a located error with the hint to copy.
+* An assignment whose right side overlaps the positions it writes
+  (``b[:, -1] = b[1]``) is a located error: NumPy's result then depends on the
+  order in which it copies elements.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ad import rules
+from ..errors import UnsupportedOperationError
+from ..ir.core import AType, Value
+from .values import flatten
+
+
+class _Loose:
+    def __repr__(self) -> str:
+        return "LOOSE"
+
+
+#: the index of a view whose relation to its parent is only known at run time
+LOOSE = _Loose()
+
+
+class View:
+    """``child`` shares memory with ``parent``: exactly ``parent[index]``, or, with
+    ``index`` LOOSE, in a way only known at run time."""
+
+    __slots__ = ("child", "parent", "index")
+
+    def __init__(self, child, parent, index):
+        self.child, self.parent, self.index = child, parent, index
+
+
+class AliasLifter:
+    """Mixin of :class:`~.to_ssa.Lifter`: array identity, views, writes in place."""
+
+    def init_aliases(self) -> None:
+        self.views: dict[int, View] = {}    # id(child) -> View (keeps both alive)
+        self.foreign: set[int] = set()      # ids of Values the function does not own
+
+    # -- recording -------------------------------------------------------------------
+    def note_view(self, child, parent, index) -> None:
+        if child is parent or not isinstance(child, Value) or self.root(parent) is child:
+            return
+        self.views[id(child)] = View(child, parent, index)
+
+    def note_result(self, result) -> None:
+        """Record ``result`` of a call or attribute as a possible view of the array it
+        came from through primitives that may return a view (``y.T``, reshapes)."""
+        if not isinstance(result, Value) or id(result) in self.views:
+            return
+        v = result
+        while v.producer is not None and v.producer.inputs and \
+                v.producer.prim in rules.PRIMITIVES and \
+                rules.get(v.producer.prim).aliases(v.producer):
+            v = v.producer.inputs[0]
+        if v is not result and isinstance(v, Value):
+            self.note_view(result, v, LOOSE)
+
+    def note_foreign(self, value):
+        if isinstance(value, Value):
+            self.foreign.add(id(value))
+        return value
+
+    def root(self, value):
+        """The array ``value`` is (a view of a view of ...) a view of."""
+        while isinstance(value, Value) and id(value) in self.views:
+            value = self.views[id(value)].parent
+        return value
+
+    def related(self, a, b) -> bool:
+        """Whether the arrays ``a`` and ``b`` may share memory."""
+        if not (is_array_leaf(a) and is_array_leaf(b)):
+            return False
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return np.shares_memory(a, b)
+        return self.root(a) is self.root(b)
+
+    def held_elsewhere(self, value, frames):
+        """A value held in ``frames`` that may share memory with ``value``, or None."""
+        for frame in frames:
+            for tree in frame.scope.env.values():
+                for leaf in flatten(tree)[0]:
+                    if self.related(leaf, value):
+                        return leaf
+        return None
+
+    # -- writing -----------------------------------------------------------------------
+    def write(self, old, new) -> None:
+        """The array ``old`` now holds ``new``: every holder of ``old`` sees it."""
+        self._check_owned(old)
+        self._check_appended(old)
+        view = self.views.get(id(old)) if isinstance(old, Value) else None
+        if view is not None:
+            if view.index is LOOSE:
+                if self._family_held(view.parent, old):
+                    raise self._ambiguous(old, view.parent)
+            else:
+                parent_new = self._emit_set(view.parent, view.index, new)
+                self._replace(old, new)
+                self.note_view(new, parent_new, view.index)
+                self.write(view.parent, parent_new)
+                return
+        if isinstance(old, np.ndarray):
+            self._check_static_views(old)
+        self._replace(old, new)
+        self._rederive(old, new)
+
+    def check_overlap(self, target, index, value) -> None:
+        """``target[index] = value`` where ``value`` is a view of ``target``: refused
+        when the positions read overlap those written (NumPy copies in some order)."""
+        view = self.views.get(id(value)) if isinstance(value, Value) else None
+        if view is None or view.parent is not target:
+            return
+        if view.index is LOOSE:
+            raise UnsupportedOperationError(
+                "the right side of this assignment may share memory with the array it "
+                "writes, so NumPy's result would depend on the order it copies elements in",
+                hint="assign a copy: x[i] = v.copy()")
+        probe = np.empty(target.type.shape, np.int8)
+        try:
+            src, dst = probe[view.index], probe[index]
+        except Exception:  # noqa: BLE001  (an index the probe cannot take: be cautious)
+            src = dst = None
+        same = src is not None and src.shape == dst.shape and \
+            src.__array_interface__ == dst.__array_interface__
+        if not same and (src is None or np.shares_memory(src, dst)):
+            raise UnsupportedOperationError(
+                "the right side of this assignment is a view of the same array and "
+                "overlaps the positions it writes, so NumPy's result depends on the "
+                "order it copies elements in",
+                hint="assign a copy: x[i] = x[j].copy()")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _emit_set(self, parent, index, value):
+        lower = rules.METHODS["__setitem__"]
+        return lower(self.b, parent, index, value)
+
+    def _rederive(self, old, new) -> None:
+        """Views of ``old`` that are still held become views of ``new``."""
+        for view in [v for v in self.views.values() if v.parent is old]:
+            child = view.child
+            if not self._held(child):
+                continue
+            if view.index is LOOSE:
+                raise self._ambiguous(child, old)
+            fresh = self.index_value(new, view.index)
+            self.note_view(fresh, new, view.index)
+            self._replace(child, fresh)
+            self._rederive(child, fresh)
+
+    def _ambiguous(self, a, b) -> UnsupportedOperationError:
+        return UnsupportedOperationError(
+            f"this writes into {self._shown(a)}, which may share memory with "
+            f"{self._shown(b)} or may not, depending on the run-time memory layout (a "
+            "reshape or transpose is a view or a copy) or on which path ran before (a "
+            "name bound to the same array only on some paths or iterations)",
+            hint="make the copy explicit with .copy() where one array is derived from "
+                 "the other, or write before taking the view")
+
+    def _check_owned(self, old) -> None:
+        root = self.root(old)
+        if not isinstance(root, Value):
+            return
+        is_input = any(root is a for a in self.function.body.args)
+        if is_input or id(root) in self.foreign:
+            shown = self._shown(old)
+            raise UnsupportedOperationError(
+                f"this writes into {'' if shown == 'an array' else shown + ', '}an array "
+                "the function does not own "
+                "(an input, a Parameter or an array read from outside): compiled code "
+                "does not change its caller's arrays",
+                hint="copy it first (y = x.copy()) and write into the copy, or return "
+                     "the new array")
+
+    def _check_appended(self, old) -> None:
+        for frame in self.frames:
+            for value in frame.scope.env.values():
+                items = getattr(value, "items", None)
+                if isinstance(items, list) and any(i is old for i in items) \
+                        and type(value).__name__ == "Appender":
+                    raise UnsupportedOperationError(
+                        f"this writes into an array already appended to {value.name} in "
+                        "this iteration", hint="append a copy: "
+                        f"{value.name}.append(v.copy())")
+
+    def _shown(self, value) -> str:
+        for frame in reversed(self.frames):
+            for name, v in frame.scope.env.items():
+                if v is value and not name.startswith("<"):
+                    return repr(name)
+        return "an array"
+
+    def _held(self, value) -> bool:
+        """Whether code that runs later may read ``value`` through a name (or a
+        container a name holds). Names of the frames that called this one count as
+        read: the rest of their statement may still read them."""
+        current = self.frames[-1] if self.frames else None
+        stmt = getattr(self, "current_stmt", None)
+        now = self.syntax.reads([stmt]) if stmt is not None else frozenset()
+        for frame in self.frames:
+            for name, tree in frame.scope.env.items():
+                if frame is current and not (name in frame.live or name in now
+                                             or name.startswith("<")):
+                    continue
+                if _contains(tree, value):
+                    return True
+        return False
+
+    def _family_held(self, parent, besides) -> bool:
+        """Whether ``parent`` or another view of it is held."""
+        if self._held(parent):
+            return True
+        return any(v.child is not besides and self._family_held(v.child, besides)
+                   for v in list(self.views.values()) if v.parent is parent)
+
+    def _check_static_views(self, old) -> None:
+        """A static array written with run-time values stops being static; another
+        static array sharing its memory would keep the old contents."""
+        for frame in self.frames:
+            for value in frame.scope.env.values():
+                if isinstance(value, np.ndarray) and value is not old \
+                        and np.shares_memory(value, old):
+                    raise UnsupportedOperationError(
+                        f"this writes run-time values into {self._shown(old)}, which "
+                        f"shares memory with the array {self._shown(value)}",
+                        hint="make the views after the write, or copy: v = x[1:].copy()")
+
+    def _replace(self, old, new) -> None:
+        for frame in self.frames:
+            env = frame.scope.env
+            for name, tree in list(env.items()):
+                env[name] = self._substitute(tree, old, new, set())
+
+    def _substitute(self, tree, old, new, seen: set):
+        """``tree`` with ``old`` replaced by ``new``: lists and dicts are changed in
+        place (they are the same objects to every holder), tuples rebuilt."""
+        if tree is old:
+            return new
+        if type(tree) is tuple:
+            items = tuple(self._substitute(v, old, new, seen) for v in tree)
+            return items if any(a is not b for a, b in zip(items, tree)) else tree
+        if not isinstance(tree, (list, dict)) or id(tree) in seen:
+            return tree
+        seen.add(id(tree))
+        keys = list(tree) if isinstance(tree, dict) else range(len(tree))
+        for k in keys:
+            item = self._substitute(tree[k], old, new, seen)
+            if item is tree[k]:
+                continue
+            if id(tree) in self.frozen_ids:
+                raise UnsupportedOperationError(
+                    "this writes into an array that a list or dict built before this "
+                    "data-dependent branch or loop also holds",
+                    hint="put the array into the container after the write, or write "
+                         "before the branch or loop")
+            tree[k] = item
+        return tree
+
+
+def is_array_leaf(v) -> bool:
+    """An array object that a write in place changes (not a number or NumPy scalar)."""
+    if isinstance(v, Value):
+        t = v.type
+        return isinstance(t, AType) and not t.weak and t.ndim > 0
+    return isinstance(v, np.ndarray)
+
+
+def _contains(tree, value, depth: int = 0) -> bool:
+    if tree is value:
+        return True
+    if depth > 20:
+        return False
+    if isinstance(tree, dict):
+        return any(_contains(v, value, depth + 1) for v in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return any(_contains(v, value, depth + 1) for v in tree)
+    return False
