@@ -85,6 +85,7 @@ class Gen:
         self.top: list[str] = []
         self.hidden: set = set()
         self.counter = 0
+        self.depth = 0
         self.last = None
         self.done = False
         self.env = self.run([])

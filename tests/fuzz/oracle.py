@@ -45,6 +45,7 @@ class Outcome:
         """A short class name for grouping failures (numbers removed)."""
         import re
         first = self.detail.strip().splitlines()[0] if self.detail.strip() else ""
+        first = re.sub(r"\((?:[^()]|\([^()]*\))*\)?", "(...)", first)   # values, cut ones too
         return f"{self.kind} [{self.stage}] " + re.sub(r"(?<![\w.])[-+]?\d[\d.e+-]*", "#", first)[:160]
 
 
@@ -59,7 +60,7 @@ def classify_error(e: BaseException) -> tuple[str, str]:
         return "located refusal", f"{type(e).__name__}: {e.message}"
     tb = traceback.extract_tb(e.__traceback__)
     where = "; ".join(f"{fr.filename.split('ad_compiler/')[-1]}:{fr.lineno}" for fr in tb[-3:])
-    return "internal error", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} (at {where})"
+    return "internal error", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} [at {where}]"
 
 
 def total(value) -> float:

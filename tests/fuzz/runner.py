@@ -24,7 +24,9 @@ TIMEOUT = 60
 
 def run_seed(seed: int, features, shrink: bool = False):
     """(seed, outcome, reproduction or '') for one program."""
-    program = generate(seed, features)
+    program = _with_timeout(lambda: generate(seed, features), default=False)
+    if program is False:
+        return seed, Outcome("invalid program", "generation did not finish", "generate"), ""
     outcome = _with_timeout(lambda: check(program))
     text = ""
     if outcome.failed:

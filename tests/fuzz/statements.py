@@ -130,7 +130,7 @@ def use_container(g):
              f"{t} = np.stack({c})", f"{t} = sum({c})", f"{t}, *{t}r = {c}",
              f"{t} = {c}[0] + {c}[-1]", f"{t} = np.concatenate({c})",
              f"{t} = {c}[{n - 1}] * len({c})"]
-    if type(g.env[c]) is list:
+    if type(g.env[c]) is list and g.depth == 0:   # in a loop over c it would never end
         forms.append(f"{c}.append({g.num()})")
     if n == 2:
         forms.append(f"{t}, {t}b = {c}")
@@ -217,6 +217,9 @@ def body(g, binding: list[str], n: int, loop: bool) -> list[str]:
     outer = [k for k in saved[0] if k not in g.hidden and not k.startswith("_")]
     lines: list[str] = []
     kinds = [k for k in SIMPLE if FEATURE_OF[k] in g.features or k == "assign"]
+    if g.depth == 0:          # one level of nesting: an 'if' or a loop inside a body
+        kinds += [k for k in ("if", "for", "while") if k in g.features]
+    g.depth += 1
     try:
         g.top = saved[1] + binding
         g.env = g.run(g.top)
@@ -236,6 +239,7 @@ def body(g, binding: list[str], n: int, loop: bool) -> list[str]:
             _insert(g, saved[1] + binding, lines, "return {}")
     finally:
         g.env, g.top = saved
+        g.depth -= 1
     text = "\n".join(lines) or "pass"
     return ["    " + ln for ln in text.split("\n")]
 
