@@ -1,48 +1,43 @@
 """Which features the quick test enables, and which expose compiler defects still open.
 
 ``PENDING`` features generate programs the compiler gets wrong today; each entry
-gives the failure and a minimal reproduction (``x`` a float64 array unless said).
-Remove a feature from ``PENDING`` once its reproductions pass.
+gives the failure and a minimal reproduction. Remove a feature from ``PENDING``
+once its reproductions pass (``python -m tests.fuzz --features all`` shows what is left).
 """
 from __future__ import annotations
 
 from .generator import FEATURES
 
 PENDING = {
-    # wrong dtype: float32 x, the value on the path taken is float32, compiled gives a
-    # float64 (0-d ndarray for returns) because another path (a branch not taken, a loop
-    # body run zero times or left early) promotes the variable or the result:
-    #     def f(x):                                 # x float32
-    #         y = x + np.float64(0.5)
-    #         if np.sum(x) > 100.0:
-    #             return np.sum(y)
-    #         return np.sum(x)                      # Python np.float32(0.6), compiled array(0.6000..., float64)
-    #     def f(x):
-    #         for i in range(0):
-    #             x = x + np.float64(0.5)
-    #         return np.sum(x)                      # Python np.float32, compiled np.float64
+    # Programs whose float32 inputs meet a float64 NumPy scalar (np.float64 is a strong
+    # type in NumPy 2: float32 array + np.float64 -> float64). Wrong dtype, three ways
+    # (x a float32 array, s a Python float):
+    #   1. a NumPy ufunc of Python floats is a strong np.float64, compiled as a weak float:
+    #        def f(x, s): return np.sum(x + np.multiply(2.0, s))
+    #        # Python np.float64(7.56...), compiled np.float32(7.56)
+    #   2. results of two paths with different dtypes are merged (and become a 0-d array):
+    #        def f(x):
+    #            y = x + np.float64(0.5)
+    #            if np.sum(x) > 100.0:
+    #                return np.sum(y)
+    #            return np.sum(x)        # Python np.float32(0.6), compiled array(0.6, float64)
+    #   3. a loop that would promote a carried variable promotes it even when it runs 0 times:
+    #        def f(x):
+    #            for i in range(0):
+    #                x = x + np.float64(0.5)
+    #            return np.sum(x)        # Python np.float32, compiled np.float64
     "mixed_dtype",
-    # wrong gradient: np.std with zero spread (a scalar, or an axis of length 1) has a NaN
-    # gradient; its derivative there is 0 for the finite differences:
-    #     def f(x): return np.sum(np.std(x, axis=1) + x)     # x of shape (2, 1): gradient NaN
-    "std_degenerate",
-    # wrong value: item assignment through a copy made with np.array (seed 1022 of
-    # python -m tests.fuzz --features <base>,setitem; reproduces when the file is imported
-    # as a module, as the fuzzer does):
-    #     def f(x, s, t):
-    #         t1 = x[..., 0] * x
-    #         t4 = ops.minimum(t1, t)
-    #         t6 = np.array(t4)
-    #         t6[:] *= np.tanh(ops.sigmoid(0.19))
-    #         return np.sum(t4)            # x 3x3, t=-0.605943: Python -6.557, compiled -3.269
-    "setitem",
-    # wrong dtype: in-place '*=' by a float64 NumPy scalar on a float32 array keeps float32
-    # in NumPy; compiled (after a float64 call of the same gradient function) gives float64:
-    #     def f(x, y, s):
-    #         t5 = ops.MatMul()(x, y)
-    #         t5 *= np.tanh(s)
-    #         return {'loss': np.sum(x) + np.sum(t5 * t5), 'out': x}
-    #     vg = ms.value_and_grad(f, grad_position=(0, 1, 2)); vg(x64, y64, s); vg(x32, y32, s)
+    # Internal error: ms.grad / ms.value_and_grad of a Python-float default argument inside
+    # an inlined helper:
+    #     def h(a): return np.sum(np.tanh(a) ** 2)
+    #     def helper(a, b=1.0): return ms.value_and_grad(h)(b)[1] * b
+    #     def f(x):
+    #         t = helper(x)
+    #         return np.sum(x)          # KeyError in passes/rewrite.py
+    "higher_order",
+    # Wrong value: '+=' on an alias of a view of an input, in a branch after a loop that
+    # may rebind the view, is neither followed nor refused (seed 2017 of
+    # `python -m tests.fuzz --features stable,augassign`; the reproduction in the report).
     "augassign",
 }
 

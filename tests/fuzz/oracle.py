@@ -46,6 +46,7 @@ class Outcome:
         import re
         first = self.detail.strip().splitlines()[0] if self.detail.strip() else ""
         first = re.sub(r"\((?:[^()]|\([^()]*\))*\)?", "(...)", first)   # values, cut ones too
+        first = re.sub(r"'[^']*'", "'_'", first)                          # variable names
         return f"{self.kind} [{self.stage}] " + re.sub(r"(?<![\w.])[-+]?\d[\d.e+-]*", "#", first)[:160]
 
 

@@ -61,15 +61,14 @@ def report(program, outcome) -> str:
 
 
 def parse_features(text: str):
-    if text in ("all", ""):
-        return FEATURES
-    if text == "stable":
-        return STABLE
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    """Comma-separated feature names; 'all' and 'stable' (all but PENDING) expand."""
+    names: list = []
+    for token in (t.strip() for t in (text or "all").split(",") if t.strip()):
+        names += {"all": FEATURES, "stable": STABLE}.get(token, (token,))
     unknown = [n for n in names if n not in FEATURES]
     if unknown:
         raise SystemExit(f"unknown features {unknown}; known: {', '.join(FEATURES)}")
-    return names
+    return tuple(dict.fromkeys(names))
 
 
 def parse_seeds(text: str) -> range:
@@ -87,8 +86,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
     p.add_argument("--seeds", default="0:200", help="START:STOP (default 0:200)")
     p.add_argument("--features", default="all",
-                   help=f"'all', 'stable' (all but PENDING: {', '.join(sorted(PENDING))}) "
-                        "or a comma-separated list")
+                   help=f"comma-separated features; 'all', 'stable' (all but PENDING: "
+                        f"{', '.join(sorted(PENDING))}) expand")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--shrink", action="store_true", help="shrink failing programs")
     p.add_argument("--out", default="fuzz-failures", help="directory for reproductions")

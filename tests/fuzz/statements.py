@@ -13,6 +13,11 @@ import numpy as np
 from .recipes import Reject
 
 
+def _assigned(lines):
+    from .generator import _assigned as assigned
+    return assigned(lines)
+
+
 def assign(g):
     return [f"{g.fresh_name()} = {g.expr()}"]
 
@@ -227,7 +232,10 @@ def body(g, binding: list[str], n: int, loop: bool) -> list[str]:
             for _ in range(8):
                 try:
                     new = KINDS[g.choice(kinds)](g)
+                    before = set(g.env)
                     g.env = g.run(g.top + new)
+                    if len(new) > 1:       # names made only inside a nested construct
+                        g.hidden |= set(g.env) - before - _assigned(new)
                 except Exception:  # Reject, or a recipe that does not fit these shapes
                     continue
                 g.top, lines = g.top + new, lines + new
