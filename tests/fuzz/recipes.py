@@ -251,13 +251,6 @@ RECIPES = {
     "numpy.power": lambda g: f"np.power(np.abs({g.num()}) + 0.5, {g.choice(['2', '1.5', '-0.5'])})",
     "numpy.remainder": _unary("np.remainder({0}, 0.7)"),
     "numpy.floor_divide": _unary("np.floor_divide({0}, 0.7)"),
-    "numpy.sin": _unary("np.sin({0})"),
-    "numpy.cos": _unary("np.cos({0})"),
-    "numpy.tanh": _unary("np.tanh({0})"),
-    "numpy.exp": _unary("np.exp({0})", "bounded"),
-    "numpy.log": _unary("np.log({0})", "pos"),
-    "numpy.sqrt": _unary("np.sqrt({0})", "pos"),
-    "numpy.square": _unary("np.square({0})"),
     "numpy.sign": _unary("np.sign({0}) * {0}"),
     "numpy.floor": _unary("np.floor({0})"),
     "numpy.ceil": _unary("np.ceil({0})"),
@@ -331,13 +324,6 @@ RECIPES = {
     "ad_compiler.ops.operations.div": _binary("ops.div({0}, {1})", safe_second=True),
     "ad_compiler.ops.operations.neg": _unary("ops.neg({0})"),
     "ad_compiler.ops.operations.pow": lambda g: f"ops.pow(np.abs({g.num()}) + 0.5, 1.5)",
-    "ad_compiler.ops.operations.sin": _unary("ops.sin({0})"),
-    "ad_compiler.ops.operations.cos": _unary("ops.cos({0})"),
-    "ad_compiler.ops.operations.tanh": _unary("ops.tanh({0})"),
-    "ad_compiler.ops.operations.exp": _unary("ops.exp({0})", "bounded"),
-    "ad_compiler.ops.operations.log": _unary("ops.log({0})", "pos"),
-    "ad_compiler.ops.operations.sqrt": _unary("ops.sqrt({0})", "pos"),
-    "ad_compiler.ops.operations.square": _unary("ops.square({0})"),
     "ad_compiler.ops.operations.sigmoid": _unary("ops.sigmoid({0})"),
     "ad_compiler.ops.operations.relu": _unary("ops.relu({0})"),
     "ad_compiler.ops.operations.maximum": _binary("ops.maximum({0}, {1})"),
@@ -393,3 +379,10 @@ RECIPES = {
     "ad_compiler.api.grad.grad": _nested_grad("grad"),
     "ad_compiler.api.grad.value_and_grad": _nested_grad("value_and_grad"),
 }
+
+#: Elementwise functions NumPy and ``ops`` both spell ``name(x)``, with their domains.
+_UNARY = {"sin": "", "cos": "", "tanh": "", "square": "", "exp": "bounded", "log": "pos",
+          "sqrt": "pos"}
+for _name, _domain in _UNARY.items():
+    RECIPES[f"numpy.{_name}"] = _unary(f"np.{_name}({{0}})", _domain)
+    RECIPES[f"ad_compiler.ops.operations.{_name}"] = _unary(f"ops.{_name}({{0}})", _domain)
