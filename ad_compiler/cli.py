@@ -12,6 +12,7 @@ import inspect
 import sys
 from pathlib import Path
 
+from .depth import on_deep_stack
 from .errors import AdCompilerError
 
 DEMO = '''\
@@ -72,7 +73,9 @@ def _import(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
-        spec.loader.exec_module(module)
+        # Python's compiler recurses on deep source (a 5,000-term expression)
+        code = on_deep_stack(spec.loader.get_code, spec.name)
+        exec(code, module.__dict__)  # noqa: S102 - running the user's file is the point
     except (Exception, SystemExit) as exc:
         sys.modules.pop(spec.name, None)
         raise UsageError(_import_failure(exc, path)) from None

@@ -107,6 +107,10 @@ class RecursiveCallError(AdCompilerError, RecursionError):
     """A function calls itself (directly or through others) while it is being inlined."""
 
 
+class NestingTooDeepError(AdCompilerError, RecursionError):
+    """The user's code nests deeper than the compiler follows (helper calls, expressions)."""
+
+
 class InvalidOperandError(AdCompilerError, ValueError):
     """Operands that cannot be combined, found at compile time (shapes, lengths, values)."""
 

@@ -43,8 +43,9 @@ def vjp_bprop_call(b, op, cts, active) -> None:
     specs = tuple(v.type for v in op.inputs) + (
         _pack([r.type for r in op.results]), _pack([d.type for d in douts]))
     lifted = lift(cell.bprop, specs)
-    if lifted.params:
-        raise GradRuntimeError(f"{name}.bprop reads Parameters; pass what it needs as inputs",
+    if lifted.params or lifted.captured.arrays:
+        what = "Parameters" if lifted.params else "arrays from outside it"
+        raise GradRuntimeError(f"{name}.bprop reads {what}; pass what it needs as inputs",
                                op.loc)
     with b.at(op.loc):
         outs = inline(b, lifted.function, [*op.inputs, *op.results, *douts])

@@ -17,6 +17,7 @@ from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import optimize
 from .signature import Static, flatten, spec_of
+from .state import make_reader
 
 
 _COMPILE_LOCK = threading.Lock()
@@ -35,7 +36,15 @@ class Entry:
     out_types: list              # types of the forward output leaves
     sens_types: list             # types of the outputs that take a sensitivity argument
     n_value_outs: int            # how many forward outputs the compiled function returns
+    captured: object = None      # the captured state read (frontend/captured.py)
+    reader: object = None        # read(owner): the captured arrays now, or None (api/state.py)
+    serial: int = -1             # when its lift began (api/state.py next_serial)
     _compiled: object = field(default=None, repr=False)
+
+    def read_state(self, owner):
+        """The captured arrays to pass after the Parameters, or None when what the
+        code was compiled for has changed (then it must be compiled again)."""
+        return () if self.reader is None else self.reader(owner)
 
     @property
     def compiled(self):
@@ -179,7 +188,8 @@ def build_entry(fn, config, weights, args) -> Entry:
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
-                 len(f.outputs) if with_outputs else 0)
+                 len(f.outputs) if with_outputs else 0, lifted.captured,
+                 make_reader(lifted.captured))
 
 
 def _index_of(w, params):

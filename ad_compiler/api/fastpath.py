@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .state import indent, reader_code
+
 
 def ndarray_signature(args):
     """The signature of ``args`` when every one is a plain ndarray or a Python float,
@@ -63,17 +65,20 @@ def _selected(entry, args):
     return [args[p] for p in entry.positions]
 
 
-def guarded(key, fast):
+def guarded(key, fast, captured=None, owner=None):
     """``guard(args)``: the gradient when ``args`` have signature ``key`` (see
-    :func:`ndarray_signature`), else ``guard`` itself.
+    :func:`ndarray_signature`) and the captured state is still what the code was
+    compiled for, else ``guard`` itself.
 
     ``fast`` is ``(generated function, bare)`` from :func:`fast_call`. A dtype is
     compared by identity (NumPy's built-in dtypes are singletons); an equal dtype
-    that is another object only takes the slower path.
+    that is another object only takes the slower path. The reads and checks of
+    the ``captured`` state (api/state.py) are inlined after the input checks, with
+    ``owner`` as their root; the captured arrays follow the inputs.
     """
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
-    namespace = {"ndarray": np.ndarray, "fn": fn}
+    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner}
     checks = []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
@@ -83,11 +88,16 @@ def guarded(key, fast):
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "pass"
-    call = f"fn({', '.join(names)})" + ("[0]" if bare else "")
+    read, outs = reader_code(captured, namespace, "return guard") if captured else ("", [])
+    call = f"fn({', '.join(names + outs)})" + ("[0]" if bare else "")
+    if read:
+        read = ("            try:\n" + indent(read, 16)
+                + "            except Exception:\n                return guard\n")
     source = (f"def guard(args):\n"
               f"    if len(args) == {len(key)}:\n"
               f"        {unpack}\n"
               f"        if {' and '.join(checks) or 'True'}:\n"
+              f"{read}"
               f"            return {call}\n"
               f"    return guard\n")
     exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102

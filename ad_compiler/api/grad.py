@@ -2,7 +2,10 @@
 
 A gradient function (:class:`GradFunction`) compiles ``fn`` once per input
 signature and caches the result weakly on ``fn`` (see codegen/cache.py); every
-later call with the same signature is a dict lookup plus the generated code.
+later call with the same signature is a dict lookup, the reads and checks of
+what ``fn`` reads from outside (api/state.py), plus the generated code. When a
+check fails (a global or attribute the code specialised on changed), the entry
+is compiled again.
 
 Example:
     >>> import numpy as np
@@ -22,11 +25,12 @@ import numpy as np
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
 from ..errors import GradTypeError, GradValueError
-from ..nn import cell as cell_module
+from ..frontend import owner_of
 from . import packing
 from .compiler import build_entry
 from .fastpath import fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
+from .state import current_entry, next_serial
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,11 @@ class Config:
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
 
 
+def _miss(args):
+    """The guarded call before any: it never matches (see fastpath.guarded)."""
+    return _miss
+
+
 class GradFunction:
     """The gradient function of ``fn``; call it with ``fn``'s inputs."""
 
@@ -49,10 +58,10 @@ class GradFunction:
         self.fn = fn
         self.config = config
         self.weights = weights
+        self._owner = owner_of(fn)   # where the captured state of the entries is read from
         self._entries: dict = {}
         self._fast: dict = {}   # plain-ndarray signature -> its guarded call (fastpath.py)
-        self._hot = None        # the guarded call of the signature used last
-        self._epoch = cell_module.EPOCH
+        self._hot = _miss       # the guarded call of the signature used last
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -62,39 +71,48 @@ class GradFunction:
     def _key(self, args):
         w = self.weights
         wkey = None if w is None else tuple(id(p) for p in (w if isinstance(w, (list, tuple)) else (w,)))
-        return (self.config, wkey, getattr(self.fn, "__func__", None), cell_module.EPOCH,
-                signature(args))
-
-    def _forget_compiled(self) -> None:
-        """Drop the entries compiled before a Cell changed (here and in the shared cache)."""
-        self._entries.clear()
-        self._fast.clear()
-        self._hot = None
-        if callable(self.fn):
-            table_for(self.fn).clear()
-        self._epoch = cell_module.EPOCH
+        return (self.config, wkey, getattr(self.fn, "__func__", None), signature(args))
 
     def entry_for(self, args):
-        """The compiled entry for these inputs (compiled on first use)."""
+        """The compiled entry for these inputs (compiled on first use, and again when
+        the captured state it was compiled for has changed)."""
+        return self.entry_and_state(args)[0]
+
+    def entry_and_state(self, args):
+        """``(entry, captured arrays)``: the entry valid for the captured state now."""
+        check_callable(self.fn)
         key = self._key(args)
         entry = self._entries.get(key)
-        if entry is None:
-            check_callable(self.fn)
-            table = table_for(self.fn)
-            entry = lookup_or_build(table, key, lambda: build_entry(
-                self.fn, self.config, self.weights, args))
-            self._entries[key] = entry
-        return entry
+        if entry is not None:  # the common case: compiled before, for the same state
+            state = entry.read_state(self._owner)
+            if state is not None:
+                return entry, state
+
+        since = next_serial()
+
+        def build():
+            serial = next_serial()  # before lifting: the state read is at least this new
+            built = build_entry(self.fn, self.config, self.weights, args)
+            built.serial = serial
+            return built
+
+        def lookup(stale):
+            entry = self._entries.get(key)
+            if entry is None or entry is stale:
+                table = table_for(self.fn)
+                entry = lookup_or_build(self._entries if table is None else table, key,
+                                        build, stale)
+                self._entries[key] = entry
+            return entry
+        return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry,
+                             self._owner, since)
 
     def __call__(self, *args, **kwargs):
-        if self._epoch != cell_module.EPOCH:  # a Cell attribute changed since compiling
-            self._forget_compiled()
         if not kwargs:
             hot = self._hot
-            if hot is not None:
-                out = hot(args)
-                if out is not hot:  # the guard returns itself when the signature differs
-                    return out
+            out = hot(args)
+            if out is not hot:  # the guard returns itself when the signature differs
+                return out
             key = ndarray_signature(args)
             if key is not None:
                 guard = self._fast.get(key)
@@ -113,16 +131,17 @@ class GradFunction:
             raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
                                 "positionally" + ("" if self.config.style == "grad" else
                                                   " (sens= needs sens_param=True)"))
-        entry = self.entry_for(args)
+        entry, state = self.entry_and_state(args)
         leaves, kinds, _ = flatten(args)
         extra = [p.asnumpy() for p in entry.params]
+        extra += state
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = self._hot = guarded(key, fast)
+            self._fast[key] = self._hot = guarded(key, fast, entry.captured, self._owner)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
@@ -134,8 +153,9 @@ class GradFunction:
         entry = self.entry_for(args)
         leaves, _, _ = flatten(args)
         params = [b.read_parameter(p) for p in entry.params]
+        captured = b.read_captured(entry.captured, self._owner) if entry.captured else []
         sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
-        outs = inline(b, entry.ir, leaves + params + sens_vals)
+        outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
 
 

@@ -150,23 +150,28 @@ def vjp(fn, *inputs, has_aux=False):
 
 
 def _jvp_entry(fn, args):
-    """The compiled forward-mode function of ``fn`` for these inputs (cached on ``fn``)."""
+    """The compiled forward-mode function of ``fn`` for these inputs (cached on ``fn``)
+    and the captured arrays it reads now."""
     from ..ad.forward import jvp_function
     from ..codegen.cache import lookup_or_build, table_for
-    from ..frontend import lift
+    from ..frontend import lift, owner_of
     from ..passes.pipeline import optimize
     from .signature import flatten, signature, spec_of
+    from .state import current_entry, make_reader
 
     def build():
         lifted = lift(fn, tuple(spec_of(a) for a in args))
         check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
-        return lifted, ir, compiled_of(ir)
-    from ..nn import cell as cell_module
-    key = ("jvp", cell_module.EPOCH, signature(args))  # a Cell change recompiles
-    entry = lookup_or_build(table_for(fn), key, build)
-    return entry, flatten(args)
+        return lifted, ir, compiled_of(ir), make_reader(lifted.captured)
+    key = ("jvp", getattr(fn, "__func__", None), signature(args))  # methods share a table
+    table = table_for(fn)
+    table = {} if table is None else table  # an owner with no weak reference: not cached
+    owner = owner_of(fn)
+    entry, state = current_entry(lambda stale: lookup_or_build(table, key, build, stale),
+                                 lambda e: () if e[3] is None else e[3](owner), fn)
+    return entry, state, flatten(args)
 
 
 def compiled_of(ir):
@@ -189,11 +194,11 @@ def jvp(fn, inputs, v, has_aux=False):
     check_callable(fn)
     from .packing import _value
     args, tangents = _as_tuple(inputs), _as_tuple(v)
-    (lifted, _, compiled), (leaves, kinds, _) = _jvp_entry(fn, args)
+    (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
-    outs = compiled.fn(*leaves, *params, *t_leaves)
+    outs = compiled.fn(*leaves, *params, *state, *t_leaves)
     half = len(outs) // 2
     as_tensor = TENSOR in kinds
     out = _value(lifted.out_tree, outs[:half], as_tensor)

@@ -16,7 +16,10 @@ Contract (used by the API layer):
 
 * ``lifted.function.args`` are the AType leaves of ``arg_specs`` flattened depth
   first in order (:func:`.specs.tree_leaves`), then one argument per Parameter
-  the code reads, in the order of first read (``lifted.params``).
+  the code reads, in the order of first read (``lifted.params``), then one per
+  captured array (``lifted.captured.arrays``, see :mod:`.captured`).
+* ``lifted.captured`` records every read of captured state: what must be read
+  or checked before each call of code compiled from this function.
 * ``lifted.out_tree`` is the returned structure; Value leaves are indices into
   ``lifted.function.outputs``, other leaves :class:`Static`.
 * ``lifted.n_inputs`` is the number of AType leaves.
@@ -41,13 +44,14 @@ from typing import Any
 from ..ad import rules
 from ..errors import GradTypeError, UnsupportedOperationError
 from ..ir.core import AType, Function
+from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves, tree_map
 from .to_ssa import Lifter
 
-__all__ = ["lift", "Lifted", "Static", "tree_leaves"]
+__all__ = ["lift", "Lifted", "Static", "tree_leaves", "owner_of"]
 
 
 @dataclass
@@ -58,21 +62,36 @@ class Lifted:
     params: list
     out_tree: Any
     n_inputs: int
+    captured: CapturedState
     loc: Any = None
 
 
 def lift(fn, arg_specs) -> Lifted:
     """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument)."""
     arg_specs = tuple(arg_specs)
-    lifter = Lifter(_function_name(fn))
+    lifter = Lifter(_function_name(fn), current_epoch())
     result = tree_map(lambda v: _items_of(lifter.b, v), _lift_callable(lifter, fn, arg_specs))
     _check_result(result, lifter.function.loc)
     outputs: list = []
     out_tree = build_out_tree(result, outputs)
     lifter.function.body.results.extend(outputs)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
+    args = lifter.function.body.args
+    args[n_inputs:] = ([lifter.parameter_value(p) for p in lifter.params]
+                       + lifter.captured_arg_values())
     return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
-                  lifter.return_loc or lifter.function.loc)
+                  lifter.captures.freeze(), lifter.return_loc or lifter.function.loc)
+
+
+def owner_of(fn):
+    """The object that the reads of ``self`` in ``fn``'s lifted code start from (the
+    Cell, or the ``self`` of a bound method), passed to the captured-state reader
+    at each call; None for other callables."""
+    if rules.find_lowering(fn) is not None:
+        return None
+    if is_cell(fn):
+        return None if has_bprop(fn) else fn
+    return fn.__self__ if inspect.ismethod(fn) else None
 
 
 def _items_of(b, leaf):
@@ -140,8 +159,10 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         args.extend(value) if star else args.append(value)
     scope = Scope(local_names(parsed.node), GlobalScope(fn))
     owner = None if self_obj is _SELF else self_obj
+    if owner is not None:
+        lifter.captures.owner(owner)
     return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
-                            (id(fn.__code__), id(owner)), fn.__qualname__)
+                            (id(fn.__code__), id(owner)), fn.__qualname__, fn)
 
 
 def _shown_signature(sig, head) -> inspect.Signature:

@@ -27,6 +27,9 @@ share. The lifter keeps SSA Values, so it models that sharing explicitly:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..ad import rules
@@ -44,9 +47,66 @@ class _Loose:
 LOOSE = _Loose()
 
 
+@dataclass(frozen=True)
+class Index:
+    """``parent[index]`` by basic indexing: written back with ``index_set``."""
+    index: object
+
+    def read(self, lifter, parent):
+        return lifter.index_value(parent, self.index)
+
+    def write(self, lifter, parent, child):
+        return rules.METHODS["__setitem__"](lifter.b, parent, self.index, child)
+
+    def probe(self, array):
+        return array[self.index]
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """``parent`` with its axes permuted (``.T``, ``np.transpose``, ``swapaxes``): always
+    a view; written back by the inverse permutation."""
+    axes: tuple
+
+    def read(self, lifter, parent):
+        return lifter.b.transpose(parent, axes=self.axes)
+
+    def write(self, lifter, parent, child):
+        return lifter.b.transpose(child, axes=tuple(int(a) for a in np.argsort(self.axes)))
+
+    def probe(self, array):
+        return array.transpose(self.axes)
+
+
+@dataclass(frozen=True)
+class UnitDims:
+    """``parent`` with axes of length one added or removed (``np.expand_dims``,
+    ``np.squeeze``, such a reshape): always a view."""
+    shape: tuple
+    parent_shape: tuple
+
+    def read(self, lifter, parent):
+        return lifter.b.reshape(parent, shape=self.shape)
+
+    def write(self, lifter, parent, child):
+        return lifter.b.reshape(child, shape=self.parent_shape)
+
+    def probe(self, array):
+        return array.reshape(self.shape)
+
+
+class ReadOnly:
+    """A read-only view (``np.broadcast_to``): NumPy refuses to write into it; a
+    write into its base while it is held is refused like a LOOSE view."""
+
+    def write(self, lifter, parent, child):
+        raise ValueError("assignment destination is read-only")
+
+
 class View:
-    """``child`` shares memory with ``parent``: exactly ``parent[index]``, or, with
-    ``index`` LOOSE, in a way only known at run time."""
+    """``child`` shares memory with ``parent``: exactly as ``index`` says (an
+    :class:`Index`, :class:`Transpose` or :class:`UnitDims`), or, with ``index``
+    LOOSE, in a way only known at run time."""
 
     __slots__ = ("child", "parent", "index")
 
@@ -60,11 +120,27 @@ class AliasLifter:
     def init_aliases(self) -> None:
         self.views: dict[int, View] = {}    # id(child) -> View (keeps both alive)
         self.foreign: set[int] = set()      # ids of Values the function does not own
+        self.iterated: list = []            # arrays whose rows enclosing loops run over
+
+    @contextmanager
+    def iterating_over(self, arrays):
+        """A ``for`` over the rows of ``arrays`` runs inside: they must not be written
+        (Python's loop would see the write in the rows it has not reached)."""
+        depth = len(self.iterated)
+        self.iterated.extend(arrays)
+        try:
+            yield
+        finally:
+            del self.iterated[depth:]
 
     # -- recording -------------------------------------------------------------------
     def note_view(self, child, parent, index) -> None:
+        """``child`` is a view of ``parent``: ``index`` is a basic index, a way of
+        viewing (:class:`Transpose` ...) or LOOSE."""
         if child is parent or not isinstance(child, Value) or self.root(parent) is child:
             return
+        if not isinstance(index, (Index, Transpose, UnitDims, ReadOnly, _Loose)):
+            index = Index(index)
         self.views[id(child)] = View(child, parent, index)
 
     def note_result(self, result) -> None:
@@ -72,13 +148,14 @@ class AliasLifter:
         came from through primitives that may return a view (``y.T``, reshapes)."""
         if not isinstance(result, Value) or id(result) in self.views:
             return
-        v = result
+        chain, v = [], result
         while v.producer is not None and v.producer.inputs and \
                 v.producer.prim in rules.PRIMITIVES and \
                 rules.get(v.producer.prim).aliases(v.producer):
+            chain.append(v.producer)
             v = v.producer.inputs[0]
         if v is not result and isinstance(v, Value):
-            self.note_view(result, v, LOOSE)
+            self.note_view(result, v, _way(chain))
 
     def note_foreign(self, value):
         if isinstance(value, Value):
@@ -109,25 +186,28 @@ class AliasLifter:
         return None
 
     # -- writing -----------------------------------------------------------------------
-    def write(self, old, new) -> None:
-        """The array ``old`` now holds ``new``: every holder of ``old`` sees it."""
+    def write(self, old, new, written=None) -> None:
+        """The array ``old`` now holds ``new``: every holder of ``old`` sees it.
+
+        ``written`` maps views already given their new Value (the view a write went
+        through) to it, so re-deriving their base's views keeps that Value.
+        """
         self._check_owned(old)
         self._check_appended(old)
+        self._check_iterated(old)
         view = self.views.get(id(old)) if isinstance(old, Value) else None
         if view is not None:
             if view.index is LOOSE:
                 if self._family_held(view.parent, old):
                     raise self._ambiguous(old, view.parent)
             else:
-                parent_new = self._emit_set(view.parent, view.index, new)
-                self._replace(old, new)
-                self.note_view(new, parent_new, view.index)
-                self.write(view.parent, parent_new)
+                parent_new = view.index.write(self, view.parent, new)
+                self.write(view.parent, parent_new, {**(written or {}), id(old): new})
                 return
         if isinstance(old, np.ndarray):
             self._check_static_views(old)
         self._replace(old, new)
-        self._rederive(old, new)
+        self._rederive(old, new, written or {})
 
     def check_overlap(self, target, index, value) -> None:
         """``target[index] = value`` where ``value`` is a view of ``target``: refused
@@ -142,7 +222,7 @@ class AliasLifter:
                 hint="assign a copy: x[i] = v.copy()")
         probe = np.empty(target.type.shape, np.int8)
         try:
-            src, dst = probe[view.index], probe[index]
+            src, dst = view.index.probe(probe), probe[index]
         except Exception:  # noqa: BLE001  (an index the probe cannot take: be cautious)
             src = dst = None
         same = src is not None and src.shape == dst.shape and \
@@ -155,22 +235,21 @@ class AliasLifter:
                 hint="assign a copy: x[i] = x[j].copy()")
 
     # -- helpers -----------------------------------------------------------------------
-    def _emit_set(self, parent, index, value):
-        lower = rules.METHODS["__setitem__"]
-        return lower(self.b, parent, index, value)
-
-    def _rederive(self, old, new) -> None:
-        """Views of ``old`` that are still held become views of ``new``."""
+    def _rederive(self, old, new, written) -> None:
+        """Views of ``old`` that are still held (or whose own views are) become views
+        of ``new``."""
         for view in [v for v in self.views.values() if v.parent is old]:
             child = view.child
-            if not self._held(child):
+            if id(child) not in written and not self._family_held(child, None):
                 continue
-            if view.index is LOOSE:
+            if view.index is LOOSE or isinstance(view.index, ReadOnly):
                 raise self._ambiguous(child, old)
-            fresh = self.index_value(new, view.index)
+            fresh = written.get(id(child))
+            if fresh is None:
+                fresh = view.index.read(self, new)
             self.note_view(fresh, new, view.index)
             self._replace(child, fresh)
-            self._rederive(child, fresh)
+            self._rederive(child, fresh, written)
 
     def _ambiguous(self, a, b) -> UnsupportedOperationError:
         return UnsupportedOperationError(
@@ -195,6 +274,14 @@ class AliasLifter:
                 "does not change its caller's arrays",
                 hint="copy it first (y = x.copy()) and write into the copy, or return "
                      "the new array")
+
+    def _check_iterated(self, old) -> None:
+        if any(self.related(old, a) for a in self.iterated):
+            raise UnsupportedOperationError(
+                "this writes into the array an enclosing 'for' loop runs over: Python's "
+                "loop would see the write in the rows it has not reached yet",
+                hint="loop over range(len(a)) and write a[i], or loop over a copy and "
+                     "write into the array")
 
     def _check_appended(self, old) -> None:
         for frame in self.frames:
@@ -250,35 +337,55 @@ class AliasLifter:
                         hint="make the views after the write, or copy: v = x[1:].copy()")
 
     def _replace(self, old, new) -> None:
+        memo: dict = {}
         for frame in self.frames:
             env = frame.scope.env
             for name, tree in list(env.items()):
-                env[name] = self._substitute(tree, old, new, set())
+                env[name] = self._substitute(tree, old, new, memo)
 
-    def _substitute(self, tree, old, new, seen: set):
-        """``tree`` with ``old`` replaced by ``new``: lists and dicts are changed in
-        place (they are the same objects to every holder), tuples rebuilt."""
+    def _substitute(self, tree, old, new, memo: dict):
+        """``tree`` with ``old`` replaced by ``new``. Lists and dicts are the same
+        objects to every holder, so they change in place; one built before the
+        data-dependent region being lifted is shared with the other paths, so it is
+        copied once and every holder here gets the copy. Tuples are rebuilt."""
         if tree is old:
             return new
         if type(tree) is tuple:
-            items = tuple(self._substitute(v, old, new, seen) for v in tree)
+            items = tuple(self._substitute(v, old, new, memo) for v in tree)
             return items if any(a is not b for a, b in zip(items, tree)) else tree
-        if not isinstance(tree, (list, dict)) or id(tree) in seen:
+        if not isinstance(tree, (list, dict)):
             return tree
-        seen.add(id(tree))
+        if id(tree) in memo:
+            return memo[id(tree)]
+        memo[id(tree)] = tree
         keys = list(tree) if isinstance(tree, dict) else range(len(tree))
-        for k in keys:
-            item = self._substitute(tree[k], old, new, seen)
-            if item is tree[k]:
-                continue
-            if id(tree) in self.frozen_ids:
-                raise UnsupportedOperationError(
-                    "this writes into an array that a list or dict built before this "
-                    "data-dependent branch or loop also holds",
-                    hint="put the array into the container after the write, or write "
-                         "before the branch or loop")
-            tree[k] = item
-        return tree
+        changes = [(k, item) for k in keys
+                   if (item := self._substitute(tree[k], old, new, memo)) is not tree[k]]
+        if not changes:
+            return tree
+        target = tree
+        if id(tree) in self.frozen_ids:
+            target = self.own(list(tree) if isinstance(tree, list) else dict(tree))
+            memo[id(tree)] = target
+        for k, item in changes:
+            target[k] = item
+        return target
+
+
+def _way(chain):
+    """How the result of ``chain`` (view ops, last first) views its operand."""
+    if any(op.prim == "broadcast_to" for op in chain):
+        return ReadOnly()
+    if len(chain) != 1:
+        return LOOSE
+    op = chain[0]
+    if op.prim == "transpose":
+        return Transpose(tuple(op.params["axes"]))
+    if op.prim in ("reshape", "expand_dims", "squeeze"):
+        a, b = op.inputs[0].type.shape, op.result.type.shape
+        if [d for d in a if d != 1] == [d for d in b if d != 1]:
+            return UnitDims(tuple(b), tuple(a))
+    return LOOSE
 
 
 def is_array_leaf(v) -> bool:

@@ -100,8 +100,11 @@ class CallLifter:
         if not is_pure(callee) or holds_value(args) or holds_value(kwargs):
             return NOT_HANDLED
         result = callee(*args, **kwargs)
+        if callee is len and len(args) == 1:
+            self.captures.measured(args[0], result)
         if callee is getattr:  # getattr(self, 'w') reads like self.w
-            return lift_object(result, self, hint=str(args[1]))
+            where = self.captures.attr(args[0], args[1]) if isinstance(args[1], str) else None
+            return lift_object(result, self, hint=str(args[1]), where=where)
         if isinstance(result, (list, dict)):  # a pure call returns a new container
             return self.own(result)
         return self.parameter_value(result) if is_parameter(result) else result

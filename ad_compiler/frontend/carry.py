@@ -44,10 +44,9 @@ class Retry(Exception):
 class ShapeChange(InvalidOperandError):
     """A carried value has another shape after an iteration than before it, so its
     shape after the loop depends on how many times the loop ran (see
-    :meth:`~.loops.LoopLifter.loop_settling_shapes`). ``number``: it is a Python number that
-    becomes an array (which the loop may carry as that array from the start)."""
+    :meth:`~.loops.LoopLifter.loop_settling_shapes`)."""
 
-    def __init__(self, name, t0, t1, number: bool):
+    def __init__(self, name, t0, t1):
         super().__init__(
             f"the variable {_shown(name)} changes shape in the loop: {t0} before an "
             f"iteration, {t1} after it, so its shape after the loop would depend on how "
@@ -55,7 +54,6 @@ class ShapeChange(InvalidOperandError):
             hint=f"give {_shown(name)} its final shape before the loop (np.broadcast_to, "
                  "keepdims=True, np.zeros_like(x)), or loop over range(n) with a constant n "
                  "and no 'break' or 'return'")
-        self.number = number
 
 
 class Fixed:
@@ -86,8 +84,8 @@ class Plan:
         self.stores: list = []
         self.cond_always = False    # the while condition is statically True
         self.n = None               # the trip count Value of a 'for'
-        self.promote_numbers = False  # a Python number may become an array (ShapeChange)
         self.before: dict = {}      # the frame's names before the loop
+        self.wanted = frozenset()   # names the body or later code may read
         self.outer: list = []       # (frame, its names) of the calling frames
         # one array object held by several names is one carried value (one slot)
         self.shared: dict = {}      # id(array leaf) -> slot
@@ -124,7 +122,8 @@ class CarryLifter:
                     or (name not in reads and name not in frame.live)):
                 continue
             self._carry(plan, name, value)
-        self._carry_aliases(plan, before, reads | frame.live)
+        plan.wanted = reads | frame.live
+        self._carry_aliases(plan, before, plan.wanted)
         for flag, needed in ((RETURNED, returns), (BROKE, breaks)):
             if needed:
                 self._carry(plan, flag, False)
@@ -222,6 +221,8 @@ class CarryLifter:
             self.note_view(args[offset + c], args[offset + p], index)
             exact.add(c)
         for k, init in enumerate(plan.inits):
+            if is_array_leaf(init) and any(self.related(init, a) for a in self.iterated):
+                self.iterated.append(args[offset + k])  # until the enclosing 'for' ends
             if k in exact or not is_array_leaf(init):
                 continue
             outside = self.held_elsewhere(init, [f for f, _ in plan.outer])
@@ -276,9 +277,8 @@ class CarryLifter:
                     split.append(carry.name)  # a name sharing the array was rebound
                     continue
                 ends[slot] = (leaf, carry.name)
-                if u.shape != t1.shape or (u.shape != t0.shape and not (
-                        t0.weak and plan.promote_numbers)):
-                    raise ShapeChange(carry.name, t0, t1, t0.weak and u.shape == t1.shape)
+                if u.shape != t1.shape or u.shape != t0.shape:
+                    raise ShapeChange(carry.name, t0, t1)
                 if u != t0:
                     promote[slot], why = u, (carry.name, t0, t1)
                 else:
@@ -300,7 +300,7 @@ class CarryLifter:
         appending = {n for _, names in plan.lists.values() for n in names}
         missing = [n for n, v in env.items()
                    if n not in carried and n in plan.before and n not in plan.stores
-                   and n not in appending and not n.startswith("<")
+                   and n in plan.wanted and n not in appending and not n.startswith("<")
                    and v is not plan.before[n]
                    and any(is_array_leaf(x) for x in flatten(plan.before[n])[0])]
         broken = []
@@ -364,6 +364,7 @@ class CarryLifter:
 
     def bind_after(self, plan, before, results, stacked) -> None:
         frame = self.frame
+        self._note_carried_views(plan, results[:len(plan.inits)])  # as in the body
         env = dict(before)
         for carry in plan.carries:
             env[carry.name] = unflatten(carry.treedef, [

@@ -25,6 +25,8 @@ comprehension's location.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import gast
 
 _BODIES = ("body", "orelse", "finalbody")
@@ -79,31 +81,35 @@ def _rewrite_list(stmts, counter) -> list:
     return out
 
 
-class _Hoister(gast.NodeTransformer):
-    """Replaces simple comprehensions in one statement's expressions by names."""
+class _Hoister:
+    """Replaces simple comprehensions in one statement's expressions by names.
+
+    The expressions are walked with a stack, in source order (a sum of thousands
+    of terms is a tree thousands deep); a ``lambda`` is its own scope and is not
+    entered, nor is a comprehension (its element is rewritten after hoisting)."""
 
     def __init__(self, hoisted: list, counter: list):
         self.hoisted = hoisted
         self.counter = counter
 
     def visit_statement(self, stmt) -> None:
-        for field, value in gast.iter_fields(stmt):
-            if field in _BODIES:
-                continue
-            if isinstance(value, gast.AST):
-                setattr(stmt, field, self.visit(value))
-            elif isinstance(value, list):
-                setattr(stmt, field, [self.visit(v) if isinstance(v, gast.AST) else v
-                                      for v in value])
+        self._rewrite([(stmt, field) for field in stmt._fields if field not in _BODIES])
 
-    def visit_Lambda(self, node):
-        return node  # its own scope
-
-    def visit_ListComp(self, node):
-        return self._hoist(node)
-
-    def visit_GeneratorExp(self, node):
-        return self._hoist(node)
+    def _rewrite(self, slots) -> None:
+        todo = list(reversed(slots))
+        while todo:
+            holder, key = todo.pop()
+            node = holder[key] if isinstance(holder, list) else getattr(holder, key, None)
+            if isinstance(node, list):
+                todo.extend((node, i) for i in reversed(range(len(node))))
+            elif isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+                new = self._hoist(node)
+                if isinstance(holder, list):
+                    holder[key] = new
+                else:
+                    setattr(holder, key, new)
+            elif isinstance(node, gast.AST) and not isinstance(node, gast.Lambda):
+                todo.extend((node, field) for field in reversed(node._fields))
 
     def _hoist(self, node):
         if any(gen.is_async for gen in node.generators):
@@ -114,24 +120,24 @@ class _Hoister(gast.NodeTransformer):
         # the first iterable runs once, before the loops (a comprehension inside it is
         # hoisted first); the rest, the filters and the element run inside, where
         # comprehensions are rewritten in turn (they may read the loop variables)
-        node.generators[0].iter = self.visit(node.generators[0].iter)
+        self._rewrite([(node.generators[0], "iter")])
         k = self.counter[0]
         self.counter[0] += 1
         tmp = f"{PREFIX}{k}"
         renames = {n: f"{tmp}_{n}" for group in names for n in group}
-        load = _Renamer(renames, gast.Load)
+        load = partial(_rename, renames=renames)  # in place: these subtrees move inside
         inner = [gast.Expr(value=gast.Call(
             func=gast.Attribute(value=_name(tmp, gast.Load()), attr="append", ctx=gast.Load()),
-            args=[load.visit(node.elt)], keywords=[]))]
+            args=[load(node.elt)], keywords=[]))]
         new_nodes = list(inner)
         for i, gen in reversed(list(enumerate(node.generators))):
             if gen.ifs:   # `for v in xs if a if b` is `for v in xs: if a and b:`
                 test = gen.ifs[0] if len(gen.ifs) == 1 else gast.BoolOp(op=gast.And(),
                                                                         values=gen.ifs)
-                inner = [gast.If(test=load.visit(test), body=inner, orelse=[])]
+                inner = [gast.If(test=load(test), body=inner, orelse=[])]
                 new_nodes.append(inner[0])
-            iterable = gen.iter if i == 0 else load.visit(gen.iter)
-            inner = [gast.For(target=_Renamer(renames, gast.Store).visit(gen.target),
+            iterable = gen.iter if i == 0 else load(gen.iter)
+            inner = [gast.For(target=load(gen.target),
                               iter=iterable, body=inner, orelse=[], type_comment=None)]
             new_nodes.append(inner[0])
         start = gast.Assign(targets=[_name(tmp, gast.Store())],
@@ -155,16 +161,12 @@ def _name(ident: str, ctx):
     return gast.Name(id=ident, ctx=ctx, annotation=None, type_comment=None)
 
 
-class _Renamer(gast.NodeTransformer):
-    def __init__(self, renames: dict, ctx_type):
-        self.renames = renames
-        self.ctx_type = ctx_type
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            new = _name(self.renames[node.id], node.ctx)
-            return gast.copy_location(new, node)
-        return node
+def _rename(tree, renames: dict):
+    """``tree`` with the names in ``renames`` renamed, in place."""
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+    return tree
 
 
 def _locate(tree, node) -> None:

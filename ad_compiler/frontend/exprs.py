@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from ..ad import rules
+from ..depth import exhausted, too_deep
 from ..errors import (AdCompilerError, InvalidOperandError, UnresolvedAttributeError,
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..ir.core import Value
@@ -93,6 +94,8 @@ class ExprLifter:
                 exc.args = (exc._render(),)
             raise
         except Exception as exc:
+            if exhausted(exc):  # not a user's runaway recursion run at compile time
+                raise too_deep(f"the code here ({len(self.frames)} calls deep)", loc) from None
             if getattr(exc, "_ad_loc", None) is not None:  # the user's own raise: keep it
                 raise
             raise _located_error(exc, loc) from exc
@@ -140,7 +143,7 @@ class ExprLifter:
             raise UnresolvedAttributeError(
                 str(exc), hint="check the name: attributes are read when the function is "
                                "compiled, so they must exist by then") from None
-        return lift_object(found, self, hint=name)
+        return lift_object(found, self, hint=name, where=self.captures.attr(obj, name))
 
     def value_attribute(self, value: Value, name: str):
         if name in _STATIC_ATTRS:
@@ -178,7 +181,11 @@ class ExprLifter:
                 "cannot index a Python container with an array value (a loop counter "
                 "is one)", hint="index with a Python int (or put the items in an array "
                 "with np.stack)")
-        return self.outside(obj[index])
+        item = obj[index]
+        if type(index) in (int, str) and self.captures.of(obj) is not None:
+            return lift_object(item, self, where=self.captures.child(self.captures.of(obj),
+                                                                     ("item", index)))
+        return self.outside(item)
 
     def index_value(self, value: Value, index):
         lower = rules.METHODS.get("__getitem__")
@@ -244,8 +251,18 @@ class ExprLifter:
 
     # -- operators ----------------------------------------------------------------
     def eval_BinOp(self, node):
-        left, right = self.expr(node.left), self.expr(node.right)
-        return operators.binary(self.b, type(node.op), left, right)
+        """``a + b + c ...`` is a tree as deep as it is long, so its left spine is
+        walked in a loop: operands and operations in Python's order, each
+        operation located at its own node."""
+        spine = [node]
+        while isinstance(spine[-1].left, gast.BinOp):
+            spine.append(spine[-1].left)
+        value = self.expr(spine[-1].left)
+        for inner in reversed(spine):
+            with self.located(inner):
+                right = self.expr(inner.right)
+                value = operators.binary(self.b, type(inner.op), value, right)
+        return value
 
     def eval_UnaryOp(self, node):
         return operators.unary(self.b, type(node.op), self.expr(node.operand))

@@ -48,58 +48,37 @@ if hasattr(gast, "TryStar"):
 
 
 def fence(tree, source) -> None:
-    """Raise UnsupportedSyntaxError at the first construct of ``tree`` the lifter cannot lift."""
-    _Fence(source).visit(tree)
-
-
-class _Fence(gast.NodeVisitor):
-    def __init__(self, source):
-        self.source = source
-        self.in_raise = False
-
-    def reject(self, node, what: str, hint: str):
-        raise UnsupportedSyntaxError(f"unsupported syntax: {what}", self.source.loc(node),
-                                     hint=hint)
-
-    def generic_visit(self, node):
-        entry = _REJECTED.get(type(node))
-        if entry is not None:
-            self.reject(node, *entry)
-        super().generic_visit(node)
-
-    def visit_For(self, node):
-        if node.orelse:
-            self.reject(node.orelse[0], "'else' clause of a 'for' loop",
-                        "use a flag variable set before 'break'")
-        self.generic_visit(node)
-
-    def visit_While(self, node):
-        if node.orelse:
-            self.reject(node.orelse[0], "'else' clause of a 'while' loop",
-                        "use a flag variable set before 'break'")
-        self.generic_visit(node)
-
-    def visit_Attribute(self, node):
-        if not isinstance(node.ctx, gast.Load):
-            self.reject(node, f"assignment to the attribute '.{node.attr}'",
-                        "compiled functions cannot change objects; return the new value "
-                        "instead (Parameters are updated by the optimizer, outside)")
-        self.generic_visit(node)
-
-    def visit_Subscript(self, node):
-        if isinstance(node.ctx, gast.Del):
-            self.reject(node, "'del' of an item", "build a new container instead")
-        self.generic_visit(node)
-
-    def visit_Raise(self, node):
+    """Raise UnsupportedSyntaxError at the first construct of ``tree`` (in source
+    order) the lifter cannot lift. The walk is a loop, not a recursion: a sum of
+    thousands of terms is a tree thousands deep."""
+    todo = [(tree, False)]
+    while todo:
+        node, in_raise = todo.pop()
+        problem = _problem(node, in_raise)
+        if problem is not None:
+            at, what, hint = problem
+            raise UnsupportedSyntaxError(f"unsupported syntax: {what}", source.loc(at),
+                                         hint=hint)
         # a raise (with its f-string message) is fine in a branch that is not taken
-        saved, self.in_raise = self.in_raise, True
-        self.generic_visit(node)
-        self.in_raise = saved
+        in_raise = in_raise or isinstance(node, (gast.Raise, gast.Assert))
+        todo.extend((child, in_raise) for child in reversed(list(gast.iter_child_nodes(node))))
 
-    visit_Assert = visit_Raise
 
-    def visit_JoinedStr(self, node):
-        if not self.in_raise:
-            self.reject(node, "f-string", "format strings outside the compiled function")
-        self.generic_visit(node)
+def _problem(node, in_raise: bool):
+    """``(node to point at, what it is, what to write instead)`` or None."""
+    entry = _REJECTED.get(type(node))
+    if entry is not None:
+        return (node, *entry)
+    if isinstance(node, (gast.For, gast.While)) and node.orelse:
+        loop = "for" if isinstance(node, gast.For) else "while"
+        return (node.orelse[0], f"'else' clause of a '{loop}' loop",
+                "use a flag variable set before 'break'")
+    if isinstance(node, gast.Attribute) and not isinstance(node.ctx, gast.Load):
+        return (node, f"assignment to the attribute '.{node.attr}'",
+                "compiled functions cannot change objects; return the new value "
+                "instead (Parameters are updated by the optimizer, outside)")
+    if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Del):
+        return node, "'del' of an item", "build a new container instead"
+    if isinstance(node, gast.JoinedStr) and not in_raise:
+        return node, "f-string", "format strings outside the compiled function"
+    return None

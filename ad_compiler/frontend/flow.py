@@ -315,11 +315,10 @@ class FlowLifter:
                     f"{_short(x)} and {_short(y)}: only arrays and numbers can depend on "
                     "run-time data", hint=f"give {shown} the same value in both branches")
             tx, ty = _leaf_type(x), _leaf_type(y)
-            if tx.shape != ty.shape and not (tx.weak or ty.weak):
-                # broadcasting one branch's array would change what the function computes
-                # (its output's shape, a sum over it): the shape must not depend on data.
-                # A Python number still broadcasts (``acc = 0.0`` before a loop whose body
-                # adds arrays to it in a branch: the loop then promotes the number).
+            if tx.shape != ty.shape:
+                # broadcasting one branch's array (or number) would change what the
+                # function computes (its output's shape, a sum over it): the shape must
+                # not depend on data
                 raise InvalidOperandError(
                     f"the data-dependent 'if' gives {shown} different shapes: {tx} in one "
                     f"branch, {ty} in the other, so its shape would depend on run-time data",
@@ -339,26 +338,30 @@ class FlowLifter:
     def _note_merged_views(self, slots, results, before, merged) -> None:
         """A result that is a view of another one (or of an array the ``if`` leaves
         alone) in both branches, by the same index, is one; one that may share
-        memory with it on either path possibly is."""
+        memory with it on either path, and is not already connected to it by
+        views, possibly is."""
         unchanged = [v for n, tree in before.items() if n not in merged
                      for v in flatten(tree)[0] if is_array_leaf(v)]
-        for i, (x, y, _, _) in enumerate(slots):
-            if not is_array_leaf(results[i]):
-                continue
-            candidates = [(results[j], s[0], s[1]) for j, s in enumerate(slots) if j != i]
-            candidates += [(u, u, u) for u in unchanged]
-            loose = None
-            for target, px, py in candidates:
-                vx, vy = self.views.get(id(x)), self.views.get(id(y))
+        arrays = [i for i, r in enumerate(results) if is_array_leaf(r)]
+
+        def candidates(i):
+            return [(results[j], slots[j][0], slots[j][1]) for j in arrays if j != i] + \
+                [(u, u, u) for u in unchanged]
+        for i in arrays:
+            vx, vy = self.views.get(id(slots[i][0])), self.views.get(id(slots[i][1]))
+            for target, px, py in candidates(i):
                 if vx is not None and vy is not None and vx.parent is px and \
                         vy.parent is py and vx.index is not LOOSE and vx.index == vy.index:
                     self.note_view(results[i], target, vx.index)
                     break
-                if loose is None and (self.related(x, px) or self.related(y, py)):
-                    loose = target
-            else:
-                if loose is not None:
-                    self.note_view(results[i], loose, LOOSE)
+        for i in arrays:
+            if id(results[i]) in self.views:
+                continue
+            for target, px, py in candidates(i):
+                if self.root(target) is not self.root(results[i]) and (
+                        self.related(slots[i][0], px) or self.related(slots[i][1], py)):
+                    self.note_view(results[i], target, LOOSE)
+                    break
 
     def _emit_if(self, cond, then: Branch, other: Branch, slots) -> list:
         def region(branch, k):

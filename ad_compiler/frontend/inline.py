@@ -32,6 +32,22 @@ from .resolve import GlobalScope, Scope, local_names
 from .values import flatten
 
 
+#: calls named in an error's notes; the rest of a long chain is counted in one note
+MAX_CALL_NOTES = 20
+
+
+def _note_call(exc: Exception, note: str) -> None:
+    notes = getattr(exc, "__notes__", [])
+    if len(notes) < MAX_CALL_NOTES:
+        exc.add_note(note)
+        return
+    more = getattr(exc, "_ad_more_calls", 0) + 1
+    exc._ad_more_calls = more
+    if more == 1:
+        exc.add_note("")
+    notes[-1] = f"  ... and {more} more enclosing call{'s' if more > 1 else ''}"
+
+
 class Frame:
     """The state of one function being lifted."""
 
@@ -118,21 +134,28 @@ class InlineLifter:
         sig = inspect.signature(fn, follow_wrapped=False)
         key = (id(fn.__code__), id(owner))
         return self.run_frame(parsed.node, parsed.source, scope, sig, args, kwargs, key,
-                              name or fn.__qualname__)
+                              name or fn.__qualname__, fn)
 
     def inline_local(self, local: LocalFunction, args, kwargs):
         scope = Scope(local_names(local.node), local.scope)
         return self.run_frame(local.node, local.source, scope, local.signature, args, kwargs,
                               (id(local.node), None), local.name)
 
-    def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str):
+    def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str, fn=None):
+        """Run a function's body in a new frame (``fn``: the Python function, whose
+        default values are captured state)."""
         self.check_recursion(key, name)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:  # located at the user's call by the caller's visitor
             raise UnsupportedOperationError(f"bad arguments for {name}(): {exc}",
                                             hint=f"its parameters are {name}{sig}") from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        if fn is not None:
+            self.guard_code(fn)
+            for param in set(bound.arguments) - given:
+                bound.arguments[param] = self.default_value(fn, param, bound.arguments[param])
         for param, value in bound.arguments.items():
             if sig.parameters[param].kind is inspect.Parameter.VAR_KEYWORD:
                 self.own(value)  # a new dict, as in Python: the body may change it
@@ -141,6 +164,7 @@ class InlineLifter:
                       self.syntax.nested_reads(node))
         call_loc = self.b.loc
         self.frames.append(frame)
+        self.frame_keys.add(key)
         try:
             if isinstance(node, gast.Lambda):
                 if len(self.frames) == 1:  # a lambda's body is what it returns
@@ -150,10 +174,11 @@ class InlineLifter:
             return self.frame_result(frame, node)
         except AdCompilerError as exc:
             if call_loc is not None:  # the chain of calls, as a traceback shows it
-                exc.add_note(f"  in {name}(), called at {call_loc.render()}")
+                _note_call(exc, f"  in {name}(), called at {call_loc.render()}")
             raise
         finally:
             self.frames.pop()
+            self.frame_keys.discard(key)
 
     def frame_result(self, frame, node):
         """What the call returns: the returned value, None if the body ended without
@@ -170,8 +195,11 @@ class InlineLifter:
         return None
 
     def check_recursion(self, key, name: str) -> None:
-        if any(f.key == key for f in self.frames):
-            chain = " -> ".join(f.name for f in self.frames) + f" -> {name}"
+        if key in self.frame_keys:
+            names = [f.name for f in self.frames] + [name]
+            if len(names) > 12:  # a long chain: its ends say where it starts and loops
+                names[3:-8] = ["..."]
+            chain = " -> ".join(names)
             raise RecursiveCallError(
                 f"recursive call of {name}() is not supported yet ({chain})",
                 hint="rewrite the recursion as a 'for' loop over range(n) with a Python int n")

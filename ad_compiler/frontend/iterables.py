@@ -32,8 +32,9 @@ from .comprehensions import data_dependent_length, is_comprehension_list
 class Iteration:
     """``n`` items (``n``: an int, or an int Value known only at run time)."""
 
-    def __init__(self, n, item, static: bool = False, prepare=None):
+    def __init__(self, n, item, static: bool = False, prepare=None, sources=()):
         self.n, self._item, self.static, self._prepare = n, item, static, prepare
+        self.sources = tuple(sources)  # the arrays whose rows are the items
 
     def item(self, b, i):
         return self._item(b, i)
@@ -51,7 +52,7 @@ class Iteration:
 def skip_first(it: Iteration) -> Iteration:
     """The items of ``it`` after its first (``it.n`` an int)."""
     return Iteration(it.n - 1, lambda b, i: it.item(b, affine(b, i, 1, 1)), it.static,
-                     it.prepare)
+                     it.prepare, it.sources)
 
 
 def affine(b, i, start, step: int):
@@ -107,11 +108,13 @@ def over_rows(lifter, x: Value) -> Iteration:
 
     def item(b, i):
         if getitem is not None:
-            return getitem(b, x, i)
+            row = getitem(b, x, i)
+            lifter.note_view(row, x, (i,))  # a row is a view: writing it writes x
+            return row
         if not rows:
             prepare(b)
         return b.list_get(rows[0], b.const(i), hint="row")
-    return Iteration(x.type.shape[0], item, prepare=prepare)
+    return Iteration(x.type.shape[0], item, prepare=prepare, sources=(x,))
 
 
 def over_list(lst: "LoopList") -> Iteration:
@@ -136,7 +139,7 @@ def over_list(lst: "LoopList") -> Iteration:
 
 def enumerated(it: Iteration, start=0) -> Iteration:
     return Iteration(it.n, lambda b, i: (affine(b, i, start, 1), it.item(b, i)),
-                     it.static, it.prepare)
+                     it.static, it.prepare, it.sources)
 
 
 def zipped(b, parts: list) -> Iteration:
@@ -151,7 +154,8 @@ def zipped(b, parts: list) -> Iteration:
         for p in parts:
             p.prepare(b)
     return Iteration(n, lambda b, i: tuple(p.item(b, i) for p in parts),
-                     any(p.static for p in parts), prepare)
+                     any(p.static for p in parts), prepare,
+                     [s for p in parts for s in p.sources])
 
 
 def reversed_(b, it: Iteration) -> Iteration:
@@ -161,7 +165,7 @@ def reversed_(b, it: Iteration) -> Iteration:
         if isinstance(n, Value) or isinstance(i, Value):
             return it.item(b, b.sub(b.sub(b.const(n), b.const(1)), b.const(i), hint="index"))
         return it.item(b, n - 1 - i)
-    return Iteration(n, item, it.static, it.prepare)
+    return Iteration(n, item, it.static, it.prepare, it.sources)
 
 
 def over_static(seq) -> Iteration:

@@ -55,10 +55,11 @@ class LoopLifter(CarryLifter):
             it = self.iteration(seq)
             items = self.static_items(seq) if it is None else \
                 it.items(self.b) if it.static else None
-        if items is not None:
-            self.unroll(node, items)
-            return
-        self.loop_settling_shapes(node, it)
+        with self.iterating_over(() if it is None else it.sources):
+            if items is not None:
+                self.unroll(node, items)
+                return
+            self.loop_settling_shapes(node, it)
 
     def visit_While(self, node):
         if not self._may_run(node):
@@ -72,21 +73,17 @@ class LoopLifter(CarryLifter):
         keepdims=True)``, ``acc = acc + x`` from ``acc = 0.0``) has the new shape only
         if the loop ran. With a constant trip count and no ``break``/``return`` those
         iterations run before the loop op, unrolled, until the shapes settle (all of them
-        when the body appends to a list, which must start empty). Otherwise a
-        Python number may still become an array from the start (the loop then carries
-        the array; it differs from Python only if the loop runs zero times or the body
-        reads the number's shape); an array changing shape is a located error.
+        when the body appends to a list, which must start empty). Otherwise the value
+        after the loop (a Python number or an array of one shape or another) would
+        depend on how many times it ran: a located error.
         """
         for _ in range(MAX_ROUNDS):
             try:
                 self.loop_op_or_unrolled(node, it)
                 return
-            except ShapeChange as change:
+            except ShapeChange:
                 if not self._can_peel(node, it):
-                    if not change.number:
-                        raise
-                    self.structured_loop(node, it, promote_numbers=True)
-                    return
+                    raise
                 whole = bool(self.syntax.appends(node.body))  # a list starts empty
                 with self.located(node.iter):
                     items = it.items(self.b) if whole or it.n == 0 else [it.item(self.b, 0)]
@@ -127,14 +124,15 @@ class LoopLifter(CarryLifter):
     def static_items(self, seq) -> list:
         if isinstance(seq, Appender):
             iter(seq)  # raises its error
-        items = []
+        raw = []
         for item in seq:
-            items.append(self.outside(item))
-            if len(items) > MAX_UNROLL:
+            raw.append(item)
+            if len(raw) > MAX_UNROLL:
                 raise UnsupportedSyntaxError(f"a 'for' loop over more than {MAX_UNROLL} "
                                              "Python items is too long to unroll",
                                              hint="loop over range(n) or over an array")
-        return items
+        self.captures.iterated(seq, raw)  # a CellList of the owner: its items are checked
+        return [self.outside(item) for item in raw]
 
     # -- unrolled loops -----------------------------------------------------------------
     def unroll(self, node, items) -> None:
@@ -190,9 +188,8 @@ class LoopLifter(CarryLifter):
             frame.scope.env = saved
         return cond is not False
 
-    def structured_loop(self, node, it, promote_numbers: bool = False) -> None:
+    def structured_loop(self, node, it) -> None:
         plan = self.loop_plan(node, it)
-        plan.promote_numbers = promote_numbers
         frame = self.frame
         before = frame.scope.env
         original = list(plan.inits)

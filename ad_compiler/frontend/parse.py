@@ -9,8 +9,15 @@ Invariants:
   (the indentation removed by ``textwrap.dedent`` added back).
 * The tree is fenced (:mod:`.fence`) before it is returned, so the lifter only
   ever sees syntax it handles or reports itself.
+* The source is the text Python loaded the function from (:mod:`.sources`): a
+  file edited after the import is not read.
+* A source too deep for Python's parser (or for gast's recursive conversion of
+  its tree) is a located :class:`~ad_compiler.errors.NestingTooDeepError` at the
+  ``def`` line. Parsing runs on the deep stack (:mod:`ad_compiler.depth`), where
+  a 5,000-term expression is well within reach.
 * Parses are cached per function object (weakly: compiling many lambdas must
-  not leak); only successful parses are cached, so a fence error repeats.
+  not leak) and its code object (a reloader may replace ``fn.__code__``); only
+  successful parses are cached, so a fence error repeats.
 """
 from __future__ import annotations
 
@@ -24,8 +31,10 @@ from dataclasses import dataclass
 
 import gast
 
+from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .fence import fence
+from .sources import file_lines
 
 
 @dataclass(frozen=True)
@@ -39,16 +48,20 @@ class Source:
 
     file: str
     first_line: int
-    lines: tuple  # the real text of the snippet's lines
+    lines: tuple  # the real text of the snippet's lines, without their line ends
     indent: int = 0
     first_col: int = 0
+
+    def __post_init__(self):
+        # stripped once: a line thousands of terms long is shared by every loc on it
+        object.__setattr__(self, "lines", tuple(text.rstrip("\r\n") for text in self.lines))
 
     def loc(self, node) -> SourceLoc:
         lineno = getattr(node, "lineno", 1) or 1
         col = getattr(node, "col_offset", 0) or 0
         col += self.first_col if lineno == 1 else self.indent
         text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
-        return SourceLoc(self.file, self.first_line + lineno - 1, col, text.rstrip("\n"))
+        return SourceLoc(self.file, self.first_line + lineno - 1, col, text)
 
 
 @dataclass(frozen=True)
@@ -63,31 +76,37 @@ _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def parse_function(fn) -> Parsed:
     """The fenced gast tree of the plain Python function ``fn`` and its :class:`Source`."""
     try:
-        return _CACHE[fn]
+        code, parsed = _CACHE[fn]
+        if code is fn.__code__:  # a reloader may replace a function's code
+            return parsed
     except (KeyError, TypeError):
         pass
-    parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
-    if isinstance(parsed.node, gast.FunctionDef):
-        desugar_comprehensions(parsed.node)
-    fence(parsed.node, parsed.source)
     try:
-        _CACHE[fn] = parsed
+        parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+        if isinstance(parsed.node, gast.FunctionDef):
+            desugar_comprehensions(parsed.node)
+        fence(parsed.node, parsed.source)
+    except RecursionError as exc:  # Python's parser, or gast's conversion of its tree
+        if exhausted(exc):  # the stack was used up before: the caller says where
+            raise
+        code = fn.__code__
+        line = code.co_firstlineno
+        text = linecache.getline(code.co_filename, line).rstrip("\r\n")
+        raise too_deep(f"the source of {fn.__qualname__!r}",
+                       SourceLoc(code.co_filename, line, 0, text)) from None
+    try:
+        _CACHE[fn] = (fn.__code__, parsed)
     except TypeError:  # not weak-referenceable: just do not cache
         pass
     return parsed
 
 
 def _source_lines(fn) -> tuple[list[str], int, str]:
+    """The lines of ``fn``'s definition as Python loaded them (:mod:`.sources`)."""
     code = fn.__code__
-    try:
-        lines, start = inspect.getsourcelines(code)
-    except (OSError, TypeError) as exc:
-        raise UnsupportedSyntaxError(
-            f"cannot read the source of {fn.__qualname__!r}: {exc}",
-            SourceLoc(code.co_filename, code.co_firstlineno),
-            hint="define the function in a .py file (source typed at an interactive "
-                 "prompt or built with exec cannot be compiled)") from None
-    return lines, max(start, 1), code.co_filename
+    start = max(code.co_firstlineno, 1)
+    lines = inspect.getblock(file_lines(fn)[start - 1:])
+    return lines, start, code.co_filename
 
 
 def _parse_def(fn) -> Parsed:
@@ -120,10 +139,7 @@ def _parse_lambda(fn) -> Parsed:
     """
     code = fn.__code__
     file, line = code.co_filename, code.co_firstlineno
-    lines = [linecache.getline(file, n) for n in range(line, line + 50)]
-    lines = [text for text in lines if text] or [""]
-    if not lines[0]:
-        _source_lines(fn)  # raises the "cannot read the source" error
+    lines = file_lines(fn)[line - 1:line + 49] or [""]
     wanted = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     found = [p for p in _lambdas_on_line(lines, file, line) if _lambda_params(p.node) == wanted]
     if len(found) != 1:

@@ -12,17 +12,20 @@ Invariants:
   anywhere is local everywhere in it, so reading it before assignment is an
   error and never falls through to a global of the same name.
 * Objects from outside the lifted code pass through :func:`lift_object`: a
-  Parameter becomes an implicit input (one per Parameter object), another
-  Tensor or ndarray a ``const`` op, anything else stays static.
+  Parameter becomes an implicit input (one per Parameter object), a captured
+  Tensor or ndarray an input read at call time (one per path it is read
+  through), anything else stays static and is guarded (:mod:`.captured`).
 """
 from __future__ import annotations
 
 import builtins
+import types
 
 import gast
 import numpy as np
 
 from ..ir.core import Value
+from .captured import is_library_globals, is_library_module
 
 class _Marker:
     def __init__(self, name: str):
@@ -56,23 +59,34 @@ class Scope:
 
 
 class GlobalScope:
-    """Closure cells, globals and builtins of a Python function."""
+    """Closure cells, globals and builtins of a Python function.
+
+    Reads of cells and globals are recorded as captured state (:mod:`.captured`),
+    except those of library code; builtins are not recorded.
+    """
 
     def __init__(self, fn):
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.globals = fn.__globals__
+        self.library = is_library_globals(self.globals)
 
     def lookup(self, name: str, lifter):
+        caps = lifter.captures
         if name in self.cells:
+            cell = self.cells[name]
             try:
-                obj = self.cells[name].cell_contents
+                obj = cell.cell_contents
             except ValueError:  # an empty cell: assigned later in the enclosing function
                 return UNBOUND
+            where = None if self.library else caps.child(
+                caps.root(cell), ("attr", "cell_contents"), hint=name)
         elif name in self.globals:
             obj = self.globals[name]
+            where = None if self.library else caps.child(caps.root(self.globals),
+                                                         ("item", name), hint=name)
         else:
             return getattr(builtins, name, MISSING)
-        return lift_object(obj, lifter, hint=name)
+        return lift_object(obj, lifter, hint=name, where=where)
 
 
 # -- objects from outside the lifted code ---------------------------------------
@@ -121,21 +135,37 @@ def is_array(obj) -> bool:
     return isinstance(obj, (np.ndarray, tensor_class()))
 
 
-def lift_object(obj, lifter, hint: str | None = None):
+def lift_object(obj, lifter, hint: str | None = None, where=None):
     """The lift-time value of an object read from outside the lifted code.
 
-    Containers are converted only if they hold arrays or Parameters (a
-    ParameterTuple becomes a tuple of Values); others keep their identity.
+    ``where`` is the :class:`~.captured.Read` that reached ``obj`` (None if it
+    was reached by no recorded path). An array with a ``where`` becomes an input
+    read at call time, one without a ``const``. Containers are converted only if
+    they hold arrays or Parameters (a ParameterTuple becomes a tuple of Values);
+    others keep their identity, and their contents are guarded.
     """
     if isinstance(obj, Value):
         return obj
+    caps = lifter.captures
     if is_parameter(obj):
+        caps.note(where, obj, "param")
         return lifter.parameter_value(obj)
     if is_array(obj):
-        return lifter.note_foreign(lifter.array_const(obj, hint))
+        if where is None:
+            return lifter.note_foreign(lifter.array_const(obj, hint))
+        return lifter.captured_array(obj, where, hint)
     if _is_plain_sequence(obj) and _holds_data(obj):
-        items = [lift_object(item, lifter) for item in obj]
+        caps.note(where, obj, "seq")
+        items = [lift_object(item, lifter, hint, caps.child(where, ("item", i)))
+                 for i, item in enumerate(obj)]
         return items if isinstance(obj, list) else tuple(items)
+    if type(obj) is dict and _holds_data(obj):
+        caps.note(where, obj, "dict")
+        return {k: lift_object(v, lifter, hint, caps.child(where, ("item", k)))
+                for k, v in obj.items()}
+    if isinstance(obj, types.ModuleType) and is_library_module(obj):
+        return obj
+    caps.note(where, obj)
     return obj
 
 
@@ -147,6 +177,8 @@ def _is_plain_sequence(obj) -> bool:
 def _holds_data(obj) -> bool:
     if is_array(obj) or is_parameter(obj):
         return True
+    if type(obj) is dict:
+        return any(_holds_data(item) for item in obj.values())
     return _is_plain_sequence(obj) and any(_holds_data(item) for item in obj)
 
 
@@ -168,14 +200,14 @@ def local_names(fn_node) -> set:
 
 
 def _collect_stores(node, found: set) -> None:
-    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-        found.add(node.id)
-    if isinstance(node, gast.FunctionDef):
-        found.add(node.name)
-        for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            _collect_stores(d, found)
-        return  # its body is its own scope
-    if isinstance(node, gast.Lambda):
-        return
-    for child in gast.iter_child_nodes(node):
-        _collect_stores(child, found)
+    todo = [node]  # a stack, not a recursion: expressions can be thousands deep
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            found.add(node.id)
+        if isinstance(node, gast.FunctionDef):
+            found.add(node.name)
+            todo.extend(node.args.defaults)
+            todo.extend(d for d in node.args.kw_defaults if d is not None)
+        elif not isinstance(node, gast.Lambda):  # their bodies are their own scopes
+            todo.extend(gast.iter_child_nodes(node))

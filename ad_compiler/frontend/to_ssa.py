@@ -17,10 +17,10 @@ Invariants:
   become flags (:mod:`.desugar`).
 * ``y = <expr>`` names the Values that the statement created ``y``; an alias
   ``y = x`` creates no op.
-* ``x += y`` rebinds ``x`` to a new Value (SSA); unlike NumPy it never writes
-  into the array other names may share. ``x[i] = v`` (and ``x[i] += v``) on an
-  array is a functional update through ``rules.METHODS['__setitem__']``: every
-  name of the frame bound to the old Value is rebound to the new one.
+* ``x += y`` on an array and ``x[i] = v`` (``x[i] += v``) are writes in place:
+  a functional update (``rules.METHODS['__setitem__']``, or the operator cast to
+  ``x``'s dtype) whose new Value every holder of the old one sees
+  (:meth:`~.alias.AliasLifter.write`); ``x += y`` on a number rebinds ``x``.
 * Every op carries the SourceLoc of the statement/expression that made it, in
   the file of the function that contains it (inlined helpers keep their lines).
 """
@@ -36,6 +36,7 @@ from ..ir.core import AType, Function, Value
 from . import operators, resolve
 from .alias import AliasLifter, is_array_leaf
 from .builtin_calls import BuiltinLifter
+from .captured import CaptureLifter, Captures
 from .calls import CallLifter
 from .desugar import Syntax
 from .exprs import ExprLifter, holds_value, mark_user_exception
@@ -57,6 +58,10 @@ class LiftBuilder(Builder):
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
 
+    def read_captured(self, state, owner) -> list:
+        """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
+        return self._lifter.adopt(state, owner)
+
     def const(self, value, hint: str | None = None) -> Value:
         """A constant of a static array is a snapshot of it: the lifted code may
         write into the array later (``buf += 1`` after ``y = x * buf``)."""
@@ -72,15 +77,18 @@ class LiftBuilder(Builder):
 
 
 class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter,
-             AliasLifter):
+             AliasLifter, CaptureLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, epoch: int = 0):
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
+        self.frame_keys: set = set()    # the keys of ``frames``: recursion is a set lookup
         self.params: list = []
         self._param_values: dict[int, Value] = {}
+        self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
+        self._captured_values: dict[int, Value] = {}
         self._own: list = []            # keeps containers alive so their ids stay unique
         self.own_ids: set[int] = set()  # containers built by the lifted code, changeable here
         self.frozen_ids: set[int] = set()  # built before the data-dependent region we are in

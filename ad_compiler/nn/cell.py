@@ -44,10 +44,17 @@ __all__ = ["Cell"]
 
 
 #: Bumped whenever an existing attribute of any Cell is re-assigned or deleted
-#: (a new Parameter object, another sub-cell, a changed setting). Compiled
-#: gradients record it and recompile when it moved; ``set_data`` needs no
-#: recompilation, since Parameters are read at call time.
+#: (a new Parameter object, another sub-cell, a changed setting). Compiled code
+#: that read an attribute of a Cell reached by no recorded path (see
+#: frontend/captured.py) records it and recompiles when it moved; every other
+#: read of captured state is checked by itself at each call.
 EPOCH = 0
+
+def bump_epoch() -> None:
+    """Make compiled code that depends on the Cell epoch compile again."""
+    global EPOCH
+    EPOCH += 1
+
 
 class Cell:
     """Base class for networks and layers: subclasses define ``construct``.
@@ -199,6 +206,7 @@ class Cell:
                            f"got {child_name!r}")
         if child_cell is not None and not isinstance(child_cell, Cell):
             raise TypeError(f"expected a Cell, got {type(child_cell).__name__}")
+        bump_epoch()  # a container Cell (CellList) may have been iterated by compiled code
         self._registry("_cells")[child_name] = child_cell
 
     def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import dtype as _mstype
 from ..tensor import unwrap
-from .cell import Cell
+from .cell import Cell, bump_epoch
 from .parameter import Parameter
 
 __all__ = ["Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "SequentialCell", "CellList",
@@ -286,6 +286,7 @@ class CellList(Cell):
         return iter(self._cells.values())
 
     def _renumber(self, cells: list) -> None:
+        bump_epoch()  # compiled code may have iterated the old cells
         self._cells.clear()
         for i, cell in enumerate(cells):
             self._cells[str(i)] = cell

@@ -204,6 +204,63 @@ def view_in_while(x):
     return np.sum(y * x)
 
 
+def helper_writes_a_view_in_loop(x):
+    y = x * 0.75
+    v = y[2:3]
+    v *= 0.7
+    for i in range(1):
+        _halve_first(v, np.tanh(y[0]) + 1.2)
+    v *= 1.01              # still a view of y after the loop
+    return np.sum(v * v) + np.sum(y * y)
+
+
+def _halve_first(a, v):
+    a[0] = a[0] * 0.5 + v
+
+
+def view_of_an_unread_view(x):
+    y = x * 1.0
+    v = y[0:3]
+    w = v[1:2]             # v is not read again, w is
+    w += x[1] * 1.3
+    y += y[2] * x[0]       # w sees this through v
+    return np.sum(w * w) + np.sum(y * y)
+
+
+def views_through_if_in_loop(x):
+    y = x * 1.0
+    v = y[2:4]
+    w = v[0:2]
+    for i in range(2):
+        if np.sum(x) > 0.3:
+            v *= 1.14
+        else:
+            v *= 1.47
+    w[1] = w[0] * x[0]
+    return np.sum(y * y) + np.sum(w * w)
+
+
+def view_and_base_written_in_branches(x):
+    y = x * 1.0
+    v = y[0:3]
+    if np.sum(x) > -0.2:
+        y *= 0.78
+        v *= 0.69
+    else:
+        v += np.tanh(v[0]) + 0.78
+    y *= 0.69
+    _halve_first(v[0:1], x[3])
+    return np.sum(v * v) + np.sum(y * y)
+
+
+@pytest.mark.parametrize("fn", [
+    helper_writes_a_view_in_loop, view_of_an_unread_view, views_through_if_in_loop,
+    view_and_base_written_in_branches])
+def test_chains_of_views(api, fn):
+    check(api, fn, np.array([0.3, -0.7, 1.1, 0.4]))
+    check(api, fn, np.array([-0.9, 0.2, -0.3, 0.5]))
+
+
 @pytest.mark.parametrize("fn", [
     copies_are_new_arrays, asarray_and_ravel_are_the_array,
     nested_store_through_containers, view_of_none_index, view_in_branches, view_in_while,
@@ -222,8 +279,21 @@ def test_matrices(api, fn):
     check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
 
 
+def test_rows_written_by_index(api):
+    check(api, rows_by_index, X)
+
+
 def test_branch_both_ways(api):
     check(api, item_through_alias_in_branch, -X - 1.0)
+    check(api, list_built_before_branch, X)
+    check(api, list_built_before_branch, -X)
+
+
+def test_writing_into_a_broadcast_is_numpys_error():
+    with pytest.raises(ValueError, match="read-only"):
+        writes_into_broadcast(X.copy())
+    with pytest.raises(ValueError, match="read-only"):
+        ms.grad(writes_into_broadcast)(X.copy())
 
 
 def test_float32_stays_float32():
@@ -247,9 +317,41 @@ def aug_into_input(x):
 
 def writes_under_transpose(m):
     b = m * 1.0
-    t = b.T
-    b[0, 1] = 5.0
+    t = b.T                # always a view
+    b[0, 1] = 5.0 * m[2, 2]
+    t[2, 0] = m[1, 1] ** 2  # writes b[0, 2]
     return np.sum(t * m)
+
+
+def writes_under_expand_dims(m):
+    b = m * 1.0
+    e = np.expand_dims(b, 0)
+    e[0, 1, 2] = m[0, 0] * 3.0
+    return np.sum(b * m)
+
+
+def writes_under_reshape(m):
+    b = m * 1.0
+    r = b.reshape(9)       # a view or a copy, depending on the layout
+    b[0, 1] = 5.0
+    return np.sum(r * r)
+
+
+def writes_into_broadcast(x):
+    y = x * 1.0
+    v = np.broadcast_to(y, (2, 3))
+    v[0, 0] = 1.0          # NumPy: assignment destination is read-only
+    return np.sum(v)
+
+
+def list_built_before_branch(x):
+    y = x * 1.0
+    items = [y, x * 2.0]
+    if np.sum(x) > 0.1:
+        y[0] = x[1] * 4.0  # the list holds y: it sees the write
+    else:
+        y *= 2.0
+    return np.sum(items[0] * items[1])
 
 
 def overlapping_self_assignment(m):
@@ -270,6 +372,28 @@ def aliased_then_split_after_write(x):
 G = np.array([1.0, 2.0, 3.0])
 
 
+def writes_rows_it_iterates(x):
+    t = np.outer(x, x)
+    for r in t:
+        t[::2] += -0.66    # Python's loop sees the new rows 2.. on later iterations
+        t = t * 0.5 + np.tanh(r)
+    return np.sum(t * t)
+
+
+def writes_through_the_row(x):
+    m = np.outer(x, x)
+    for row in m:
+        row[0] = row[1] * 2.0  # a row is a view of m
+    return np.sum(m * m)
+
+
+def rows_by_index(x):
+    m = np.outer(x, x)
+    for i in range(3):
+        m[i, 0] = m[i, 1] * 2.0
+    return np.sum(m * m)
+
+
 def writes_into_global(x):
     G[0] = x[0]
     return np.sum(G * x)
@@ -286,11 +410,13 @@ def same_array_on_one_path(x):
 
 
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_rows_it_iterates, X, "loop runs over"),
+    (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
     (same_array_on_one_path, X, "may share memory"),
     (writes_into_input, X, "does not own"),
     (aug_into_input, X, "does not own"),
-    (writes_under_transpose, np.eye(3), "may share memory"),
+    (writes_under_reshape, np.eye(3), "may share memory"),
     (overlapping_self_assignment, np.eye(3), "overlaps the positions"),
     (aliased_then_split_after_write, X, "may share memory"),
 ])
@@ -321,3 +447,8 @@ def test_in_place_cast_error_is_numpys():
         int_array_plus_float(X.copy())
     with pytest.raises(TypeError, match="same_kind"):
         ms.grad(int_array_plus_float)(X.copy())
+
+
+@pytest.mark.parametrize("fn", [writes_under_transpose, writes_under_expand_dims])
+def test_views_that_are_always_views(api, fn):
+    check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)

@@ -1506,7 +1506,7 @@ def nd_shape(mat):
 @case(lambda: (spread((4, 3), seed=34),))
 def nd_integer_counter(mat):
     n = 0
-    acc = 0.0
+    acc = np.zeros(mat.shape[1])  # 0.0 would stay a number when no row is positive
     for row in mat:
         if np.sum(row) > 0:
             n += 1

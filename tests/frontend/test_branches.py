@@ -45,20 +45,36 @@ def branch_types(x, flag_value):
         y = 1.0             # a Python float here ...
         z = np.sum(x)       # a 0-d array here ...
     else:
-        y = x               # ... an array there: y becomes an array in both
+        y = x[0]            # ... a 0-d array there: one dtype
         z = np.max(x)       # ... and there: same shape, one dtype
     return y * 3, z, flag_value
 
 
 @pytest.mark.parametrize("shift", [1.0, -1.0])
-def test_branch_types_unify_by_numpy_promotion_and_broadcasting(flow, dtype, shift):
+def test_branch_types_unify_by_numpy_promotion(flow, dtype, shift):
     x = rng_vec(dtype, 3, shift=shift * 3)
     y, z, tag = branch_types(x, "tag")  # Python keeps each branch's type; the IR one type
-    want = (np.broadcast_to(np.asarray(y, dtype), (3,)), np.asarray(z, dtype), tag)
+    want = (np.asarray(y, dtype), np.asarray(z, dtype), tag)
     lifted = flow.check(branch_types, x, "tag", want=want)
     ys = [v for v in lifted.function.outputs]
-    assert [v.type.shape for v in ys] == [(3,), ()]
+    assert [v.type.shape for v in ys] == [(), ()]
     assert {v.type.dtype for v in ys} == {dtype}
+
+
+def number_or_array(x):
+    s = 1.0
+    if np.sum(x) > 100.0:
+        s = x * 2.0         # Python: a number on one path, an array on the other
+    return np.sum(s)
+
+
+def test_a_number_and_an_array_are_not_broadcast_together(dtype):
+    from ad_compiler.errors import InvalidOperandError
+    from ad_compiler.frontend import lift
+    from ad_compiler.ir.core import AType
+    with pytest.raises(InvalidOperandError, match="different shapes") as info:
+        lift(number_or_array, (AType((3,), np.dtype(dtype)),))
+    assert "test_branches.py" in str(info.value)
 
 
 def arrays_of_two_shapes(x):

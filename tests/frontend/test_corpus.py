@@ -13,7 +13,8 @@ import pytest
 
 import ad_compiler.ops  # noqa: F401  (registers primitives)
 from ad_compiler import nn
-from ad_compiler.frontend import Static, lift
+from ad_compiler.api.state import make_reader
+from ad_compiler.frontend import Static, lift, owner_of
 from ad_compiler.ir.core import AType
 from ad_compiler.ir.interp import interpret
 from ad_compiler.ir.verifier import verify
@@ -410,9 +411,11 @@ def test_lifted_matches_python(fn, args):
     verify(lifted.function)
     dynamic = [v for v in leaves(args) if isinstance(v, np.ndarray)]
     assert lifted.n_inputs == len(dynamic)
-    assert len(lifted.function.args) == len(dynamic) + len(lifted.params)
+    reader = make_reader(lifted.captured)
+    captured = reader(owner_of(fn)) if reader else ()  # arrays read from outside, now
+    assert len(lifted.function.args) == len(dynamic) + len(lifted.params) + len(captured)
     params = [np.asarray(unwrap(p)) for p in lifted.params]
-    outputs = interpret(lifted.function, *dynamic, *params)
+    outputs = interpret(lifted.function, *dynamic, *params, *captured)
     assert_same(rebuild(lifted.out_tree, outputs), fn(*copy.deepcopy(args)))
 
 

@@ -115,12 +115,13 @@ def test_parameters_become_arguments_once_in_order_of_first_read():
     np.testing.assert_allclose(run(lifted, x)[0], unwrap(cell(x)))
 
 
-def test_module_arrays_and_tensors_become_named_constants():
+def test_module_arrays_and_tensors_become_named_inputs_read_at_call_time():
     def f(x):
         return x * TABLE + TENSOR
     lifted = lift(f, (V3,))
-    consts = [op for op in lifted.function.body.ops if op.prim == "const"]
-    assert [c.results[0].hint for c in consts] == ["TABLE", "TENSOR"]
+    assert not [op for op in lifted.function.body.ops if op.prim == "const"]
+    assert [v.hint for v in lifted.function.args] == ["x", "TABLE", "TENSOR"]
+    assert [r.describe() for r in lifted.captured.arrays] == ["TABLE", "TENSOR"]
     assert lifted.params == []
 
 
