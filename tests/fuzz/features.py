@@ -35,10 +35,6 @@ PENDING = {
     #         t = helper(x)
     #         return np.sum(x)          # KeyError in passes/rewrite.py
     "higher_order",
-    # Wrong value: '+=' on an alias of a view of an input, in a branch after a loop that
-    # may rebind the view, is neither followed nor refused (seed 2017 of
-    # `python -m tests.fuzz --features stable,augassign`; the reproduction in the report).
-    "augassign",
     # Wrong value and gradient: a loop over a list that holds an array the body writes in
     # place reads the list's items as they were when the list was built:
     #     def f(x):
