@@ -24,8 +24,9 @@ import numpy as np
 
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
-from ..errors import GradTypeError, GradValueError
+from ..errors import GradTypeError, GradValueError, UnsupportedOperationError
 from ..frontend import owner_of
+from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
 from .fastpath import fast_call, guarded, ndarray_signature
@@ -123,14 +124,18 @@ class GradFunction:
                         return out
         return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
-        sens = None
+    def _split(self, args, kwargs):
+        """``(inputs, sens)`` of a call (sens None without ``sens_param``)."""
         if self.config.sens:
-            args, sens = packing.split_sens(args, kwargs)
-        elif kwargs:
+            return packing.split_sens(args, kwargs)
+        if kwargs:
             raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
                                 "positionally" + ("" if self.config.style == "grad" else
                                                   " (sens= needs sens_param=True)"))
+        return args, None
+
+    def _call(self, args, kwargs):
+        args, sens = self._split(args, kwargs)
         entry, state = self.entry_and_state(args)
         leaves, kinds, _ = flatten(args)
         extra = [p.asnumpy() for p in entry.params]
@@ -147,14 +152,13 @@ class GradFunction:
     def __ad_lower__(self, b, *args, **kwargs):
         """Inline this gradient into a function being compiled (gradients of gradients)."""
         from ..ir.clone import inline
-        sens = None
-        if self.config.sens:
-            args, sens = packing.split_sens(args, kwargs)
+        args, sens = self._split(args, kwargs)
         entry = self.entry_for(args)
         leaves, _, _ = flatten(args)
+        leaves = [b.const(v) for v in leaves]  # a constant input (1.0, a global array) is an op
         params = [b.read_parameter(p) for p in entry.params]
         captured = b.read_captured(entry.captured, self._owner) if entry.captured else []
-        sens_vals = packing.flatten_sens_values(sens) if sens is not None else []
+        sens_vals = packing.sens_values(b, sens, entry) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)
 
@@ -203,7 +207,8 @@ class GradOperation:
 
     def __ad_lower__(self, b, fn, weights=None):
         """Inside compiled code, ``grad_op(net)`` is evaluated at compile time."""
-        return self(fn, weights)
+        refuse_local(fn)
+        return self(fn, parameters_of(b, weights))
 
     def __call__(self, fn, weights=None):
         if not self.get_by_list:
@@ -310,12 +315,46 @@ def value_and_grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False,
     return GradFunction(fn, config, weights)
 
 
-def _static_lowering(api_fn):
-    """Calls of ``grad``/``value_and_grad`` inside compiled code run at compile time."""
+def refuse_local(fn) -> None:
+    """An :class:`UnsupportedOperationError` for a function defined inside the compiled
+    function (a ``def`` or ``lambda`` there has no compiled gradient of its own)."""
+    from ..frontend.inline import LocalFunction
+    if isinstance(fn, LocalFunction):
+        raise UnsupportedOperationError(
+            f"the gradient of {fn.name}, a function defined inside the compiled function, "
+            "is not supported",
+            hint="define it outside (at module level) and pass what it reads from here as "
+                 "arguments")
+
+
+def parameters_of(b, weights):
+    """``weights`` given inside compiled code: the Parameters whose values they are."""
+    if isinstance(weights, (list, tuple)):
+        return type(weights)(parameters_of(b, w) for w in weights)
+    if not isinstance(weights, Value):
+        return weights
+    param = b.parameter_of(weights)
+    if param is None:
+        raise GradTypeError("weights must be Parameters (a Parameter, a list/tuple of them or a "
+                            "ParameterTuple), but got an array computed in the function",
+                            hint="pass the Cell's Parameters themselves, e.g. "
+                                 "weights=self.weights made in __init__")
+    return param
+
+
+def _static_lowering(api_fn, weights_at=None):
+    """Calls of ``grad``/``value_and_grad`` and ``GradOperation(...)`` inside compiled
+    code run at compile time (``weights_at``: the position of the weights argument)."""
     def lower(b, *args, **kwargs):
+        refuse_local(args[0] if args else kwargs.get("fn"))
+        if weights_at is not None and len(args) > weights_at:
+            args = (*args[:weights_at], parameters_of(b, args[weights_at]), *args[weights_at + 1:])
+        if weights_at is not None and "weights" in kwargs:
+            kwargs["weights"] = parameters_of(b, kwargs["weights"])
         return api_fn(*args, **kwargs)
     return lower
 
 
-register_lowering(grad, _static_lowering(grad))
-register_lowering(value_and_grad, _static_lowering(value_and_grad))
+register_lowering(grad, _static_lowering(grad, weights_at=2))
+register_lowering(value_and_grad, _static_lowering(value_and_grad, weights_at=2))
+register_lowering(GradOperation, _static_lowering(GradOperation))

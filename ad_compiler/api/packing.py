@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
+from ..ir.core import Value
 from ..tensor import Tensor, unwrap, wrap
-from .signature import TENSOR, leaf_kind, to_input_type, unflatten_like
+from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 
 
 # -- sens ----------------------------------------------------------------------
@@ -52,7 +53,18 @@ def flatten_sens(sens, entry) -> list:
     return [_check_sens(s, t, i) for i, (s, t) in enumerate(zip(leaves, types))]
 
 
+def sens_values(b, sens, entry) -> list:
+    """The sensitivity leaves of an inlined call as IR values, checked as
+    :func:`flatten_sens` checks them (a constant becomes a ``const`` op)."""
+    leaves = [s if isinstance(s, Value) else b.const(s) for s in flatten_sens(sens, entry)]
+    return [b.emit("cast", s, dtype=t.dtype) if s.type.dtype != t.dtype or s.type.weak > t.weak
+            else s for s, t in zip(leaves, entry.sens_types)]
+
+
 def _check_sens(s, t, i):
+    if isinstance(s, Value):  # inlined into compiled code: its type is known
+        _check_sens_array(s.type, t, i)
+        return s
     arr = unwrap(s)
     if not _is_real_number(arr):
         raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: "
@@ -64,13 +76,18 @@ def _check_sens(s, t, i):
                                    "pass an array of the output's shape")
         return arr if t.weak else np.asarray(arr, t.dtype)
     arr = np.asarray(arr)
+    _check_sens_array(arr, t, i)
+    return arr
+
+
+def _check_sens_array(arr, t, i) -> None:
+    """``arr`` (an array or the AType of a value) has the shape and dtype of output ``i``."""
     if arr.shape != t.shape:
         raise GradValueError(f"sens[{i}] has shape {arr.shape} but output {i} has shape "
                              f"{t.shape}: the sensitivity must have the output's shape")
-    if not t.weak and arr.dtype != t.dtype:
+    if not t.weak and not getattr(arr, "weak", False) and arr.dtype != t.dtype:
         raise GradTypeError(f"sens[{i}] has dtype {arr.dtype} but output {i} has dtype "
                             f"{t.dtype}: the sensitivity must have the output's dtype")
-    return arr
 
 
 def _is_real_number(x) -> bool:
@@ -83,10 +100,6 @@ def _describe(x) -> str:
     if isinstance(x, (np.ndarray, np.generic)):
         return f"an array of dtype {x.dtype}"
     return "None" if x is None else f"a {type(x).__name__}"
-
-
-def flatten_sens_values(sens) -> list:
-    return _sens_leaves(sens, None)
 
 
 # -- results ---------------------------------------------------------------------
@@ -131,13 +144,23 @@ def _weight_grad(w, j, it):
 def pack_values(gf, entry, outs, args, b):
     """Results of an inlined call (IR values), in the same structure as :func:`pack`."""
     it = iter(outs[entry.n_value_outs:])
+    leaves = flatten(args)[0]
     inputs = []
     for p in entry.positions:
-        inputs.append(unflatten_like(args[p], it))
+        start, stop = entry.slots[p]
+        conv = iter([_value_like_input(b, next(it), leaves[i]) for i in range(start, stop)])
+        inputs.append(unflatten_like(args[p], conv))
     weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _value_like_input(b, g: Value, x):
+    """The gradient ``g`` of an inlined input ``x``: a Python float for a Python float (as
+    :func:`~.signature.to_input_type` makes it at run time), else as computed."""
+    weak = type(x) is float or isinstance(x, Value) and x.type.weak and x.type.dtype.kind == "f"
+    return b.pyfloat(g) if weak and not g.type.weak else g
 
 
 def assemble(config, entry, inputs, weights, value):

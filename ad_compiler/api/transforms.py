@@ -11,8 +11,9 @@ import re
 
 import numpy as np
 
+from ..ad.rules import register_lowering
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
-                      UnresolvedNameError, UnsupportedSyntaxError)
+                      UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_real
 from .grad import Config, GradFunction, _check_bool, _check_positions, check_callable
@@ -365,3 +366,20 @@ def _finish(jac, pos, args, aux, has_aux):
     jac = tuple(_wrap_like(j, as_tensor) for j in jac)
     result = jac[0] if len(pos) == 1 else jac
     return (result, aux) if has_aux else result
+
+
+def _refused_inside(name: str, hint: str):
+    """The lowering of a transform that cannot be called inside compiled code."""
+    def lower(b, *args, **kwargs):
+        raise UnsupportedOperationError(
+            f"ms.{name} inside a compiled function is not supported", hint=hint)
+    return lower
+
+
+_GRAD_INSTEAD = ("call it outside the compiled function, or use ms.grad / ms.value_and_grad "
+                 "there (GradOperation(sens_param=True)(f)(x, v) is the vector-Jacobian "
+                 "product v·J)")
+register_lowering(vjp, _refused_inside("vjp", _GRAD_INSTEAD))
+register_lowering(jvp, _refused_inside("jvp", _GRAD_INSTEAD))
+register_lowering(jacrev, _refused_inside("jacrev", _GRAD_INSTEAD))
+register_lowering(jacfwd, _refused_inside("jacfwd", _GRAD_INSTEAD))

@@ -95,6 +95,30 @@ class UnitDims:
         return array.reshape(self.shape)
 
 
+@dataclass(frozen=True)
+class Chain:
+    """A view of a view ...: ``ways`` from the parent outwards."""
+    ways: tuple
+
+    def read(self, lifter, parent):
+        for way in self.ways:
+            parent = way.read(lifter, parent)
+        return parent
+
+    def write(self, lifter, parent, child):
+        bases = [parent]
+        for way in self.ways[:-1]:
+            bases.append(way.read(lifter, bases[-1]))
+        for way, base in zip(reversed(self.ways), reversed(bases)):
+            child = way.write(lifter, base, child)
+        return child
+
+    def probe(self, array):
+        for way in self.ways:
+            array = way.probe(array)
+        return array
+
+
 class ReadOnly:
     """A read-only view (``np.broadcast_to``): NumPy refuses to write into it; a
     write into its base while it is held is refused like a LOOSE view."""
@@ -121,6 +145,7 @@ class AliasLifter:
         self.views: dict[int, View] = {}    # id(child) -> View (keeps both alive)
         self.foreign: set[int] = set()      # ids of Values the function does not own
         self.iterated: list = []            # arrays whose rows enclosing loops run over
+        self.in_loop_list: list = []        # arrays a list built by a loop op also holds
 
     @contextmanager
     def iterating_over(self, arrays):
@@ -139,7 +164,7 @@ class AliasLifter:
         viewing (:class:`Transpose` ...) or LOOSE."""
         if child is parent or not isinstance(child, Value) or self.root(parent) is child:
             return
-        if not isinstance(index, (Index, Transpose, UnitDims, ReadOnly, _Loose)):
+        if not isinstance(index, (Index, Transpose, UnitDims, Chain, ReadOnly, _Loose)):
             index = Index(index)
         self.views[id(child)] = View(child, parent, index)
 
@@ -154,6 +179,8 @@ class AliasLifter:
                 rules.get(v.producer.prim).aliases(v.producer):
             chain.append(v.producer)
             v = v.producer.inputs[0]
+            if id(v) in self.views:  # a view already: this is a view of that view
+                break
         if v is not result and isinstance(v, Value):
             self.note_view(result, v, _way(chain))
 
@@ -168,9 +195,29 @@ class AliasLifter:
             value = self.views[id(value)].parent
         return value
 
+    def nearest_base(self, child, bases):
+        """``(k, way)``: the first of ``bases`` that ``child`` views through recorded
+        exact views (``way``: how), or None."""
+        ways, v = [], child
+        while isinstance(v, Value) and id(v) in self.views:
+            view = self.views[id(v)]
+            if not isinstance(view.index, (Index, Transpose, UnitDims, Chain)):
+                return None
+            ways.append(view.index)
+            v = view.parent
+            for k, base in enumerate(bases):
+                if base is v and base is not child:
+                    return k, ways[0] if len(ways) == 1 else Chain(tuple(reversed(ways)))
+        return None
+
+    def is_array(self, v) -> bool:
+        """An array object a write in place changes: an array of one or more
+        dimensions, or a 0-d view of one (NumPy scalars are immutable)."""
+        return is_array_leaf(v) or isinstance(v, Value) and id(v) in self.views
+
     def related(self, a, b) -> bool:
         """Whether the arrays ``a`` and ``b`` may share memory."""
-        if not (is_array_leaf(a) and is_array_leaf(b)):
+        if not (self.is_array(a) and self.is_array(b)):
             return False
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             return np.shares_memory(a, b)
@@ -284,6 +331,11 @@ class AliasLifter:
                      "write into the array")
 
     def _check_appended(self, old) -> None:
+        if any(self.related(old, a) for a in self.in_loop_list):
+            raise UnsupportedOperationError(
+                "this writes into an array that a loop also appended to a list, which "
+                "in Python holds that same array and would see the write",
+                hint="append a copy in the loop: ys.append(v.copy())")
         for frame in self.frames:
             for value in frame.scope.env.values():
                 items = getattr(value, "items", None)

@@ -26,7 +26,7 @@ from ..ir.core import Value
 from .desugar import (BROKE, CONTINUED, FLAGS, RESULT, RETURNED, hint_of, signal_to_flags,
                       sure_signal)
 from .iterables import Appender, LoopList
-from .alias import LOOSE, is_array_leaf
+from .alias import LOOSE
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, placeholder, same_static, type_of, unflatten, unify, zeros)
 
@@ -92,6 +92,7 @@ class Plan:
         self.keep: list = []        # the leaves ``shared`` keys, kept alive
         self.split: set = set()     # names that stop sharing their array in the loop
         self.loosened: set = set()  # (child, parent) slots whose view the body breaks
+        self.appended: list = []    # slots whose last value a list built by the loop holds
         self.views: list = []       # (child slot, parent slot, index or LOOSE)
 
     def flag_args(self, args) -> list:
@@ -149,17 +150,19 @@ class CarryLifter:
         self._note_plan_views(plan)
 
     def _note_plan_views(self, plan) -> None:
-        plan.views = [(c, p, self.views[id(init)].index) for c, init in enumerate(plan.inits)
-                      for p, parent in enumerate(plan.inits)
-                      if id(init) in self.views and self.views[id(init)].parent is parent
-                      and (c, p) not in plan.loosened]
+        """The carried arrays that are exact views of other carried arrays."""
+        plan.views = []
+        for c, init in enumerate(plan.inits):
+            found = self.nearest_base(init, plan.inits)
+            if found is not None and (c, found[0]) not in plan.loosened:
+                plan.views.append((c, *found))
 
     def _carry(self, plan, name, tree) -> None:
         leaves, treedef = flatten(tree)
         slots = []
         for leaf in leaves:
             if is_dynamic_leaf(leaf):
-                shared = is_array_leaf(leaf) and name not in plan.split
+                shared = self.is_array(leaf) and name not in plan.split
                 if shared and id(leaf) in plan.shared:
                     slots.append(plan.shared[id(leaf)])
                     continue
@@ -221,16 +224,16 @@ class CarryLifter:
             self.note_view(args[offset + c], args[offset + p], index)
             exact.add(c)
         for k, init in enumerate(plan.inits):
-            if is_array_leaf(init) and any(self.related(init, a) for a in self.iterated):
+            if self.is_array(init) and any(self.related(init, a) for a in self.iterated):
                 self.iterated.append(args[offset + k])  # until the enclosing 'for' ends
-            if k in exact or not is_array_leaf(init):
+            if k in exact or not self.is_array(init):
                 continue
             outside = self.held_elsewhere(init, [f for f, _ in plan.outer])
             if outside is not None:
                 self.note_view(args[offset + k], outside, LOOSE)
                 continue
             for j, other in enumerate(plan.inits[:k]):  # the earlier one is the root
-                if is_array_leaf(other) and self.related(init, other) \
+                if self.is_array(other) and self.related(init, other) \
                         and self.root(args[offset + j]) is not args[offset + k]:
                     self.note_view(args[offset + k], args[offset + j], LOOSE)
                     break
@@ -302,13 +305,11 @@ class CarryLifter:
                    if n not in carried and n in plan.before and n not in plan.stores
                    and n in plan.wanted and n not in appending and not n.startswith("<")
                    and v is not plan.before[n]
-                   and any(is_array_leaf(x) for x in flatten(plan.before[n])[0])]
+                   and any(self.is_array(x) for x in flatten(plan.before[n])[0])]
         broken = []
         for c, p, index in plan.views:
             child, parent = ends.get(c, (None,))[0], ends.get(p, (None,))[0]
-            view = self.views.get(id(child))
-            if child is not None and (view is None or view.parent is not parent
-                                      or view.index != index):
+            if child is not None and self.nearest_base(child, [parent]) != (0, index):
                 broken.append((c, p))
         for f, names in plan.outer:
             changed = [n for n, v in f.scope.env.items() if names.get(n, v) is not v]
@@ -365,6 +366,8 @@ class CarryLifter:
     def bind_after(self, plan, before, results, stacked) -> None:
         frame = self.frame
         self._note_carried_views(plan, results[:len(plan.inits)])  # as in the body
+        for k in plan.appended:
+            self.in_loop_list.append(results[k])
         env = dict(before)
         for carry in plan.carries:
             env[carry.name] = unflatten(carry.treedef, [

@@ -166,7 +166,8 @@ class ExprLifter:
     def subscript(self, obj, index):
         if isinstance(obj, Value):
             result = self.index_value(obj, index)
-            if isinstance(result, Value) and result.type.ndim and _basic(index):
+            if isinstance(result, Value) and _basic(index) and (
+                    result.type.ndim or any(i is Ellipsis for i in _items(index))):
                 self.note_view(result, obj, index)  # basic indexing gives a view
             return result
         if isinstance(obj, (LoopList, Appender)):
@@ -278,9 +279,14 @@ class ExprLifter:
         return format(value, spec)
 
 
+def _items(index) -> tuple:
+    return index if type(index) is tuple else (index,)
+
+
 def _basic(index) -> bool:
-    """A static basic index (ints, slices, None, ...): NumPy returns a view."""
-    items = index if type(index) is tuple else (index,)
+    """A static basic index (ints, slices, None, ...): NumPy returns a view (a
+    NumPy scalar, a copy, when ints select one element and there is no ``...``)."""
+    items = _items(index)
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
                and not isinstance(i, bool) for i in items)
 

@@ -40,7 +40,7 @@ from ..ir.core import Block, ListType, Value
 from . import operators
 from .desugar import (CONTINUED, FLAGS, PSEUDO, RESULT, RETURNED, VALUE, hint_of,
                       signal_to_flags, sure_signal)
-from .alias import LOOSE, is_array_leaf
+from .alias import LOOSE
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, same_static, type_of, unflatten, unify, zeros)
 
@@ -306,7 +306,7 @@ class FlowLifter:
                 leaves.append(x)
                 continue
             shared = [k for k, s in enumerate(slots) if s[0] is x and s[1] is y]
-            if shared and is_array_leaf(x) and is_array_leaf(y):
+            if shared and self.is_array(x) and self.is_array(y):
                 leaves.append(_Slot(shared[0]))  # one array under several names: one result
                 continue
             if not (_dynamic(x) and _dynamic(y)):
@@ -341,8 +341,8 @@ class FlowLifter:
         memory with it on either path, and is not already connected to it by
         views, possibly is."""
         unchanged = [v for n, tree in before.items() if n not in merged
-                     for v in flatten(tree)[0] if is_array_leaf(v)]
-        arrays = [i for i, r in enumerate(results) if is_array_leaf(r)]
+                     for v in flatten(tree)[0] if self.is_array(v)]
+        arrays = [i for i, s in enumerate(slots) if self.is_array(s[0]) or self.is_array(s[1])]
 
         def candidates(i):
             return [(results[j], slots[j][0], slots[j][1]) for j in arrays if j != i] + \

@@ -38,7 +38,7 @@ from .carry import CarryLifter, Retry, ShapeChange, index_hint, stackable, zeros
 from .desugar import BROKE, CONTINUED, RESULT
 from .iterables import (Appender, Iteration, LoopList, over_list, over_range, over_rows,
                         skip_first)
-from .values import ABSENT, Mark, StaticIndexNeeded, convert
+from .values import ABSENT, Mark, StaticIndexNeeded, convert, flatten
 
 #: how many iterations a loop over a static sequence may unroll to
 MAX_UNROLL = 10_000
@@ -137,23 +137,34 @@ class LoopLifter(CarryLifter):
     # -- unrolled loops -----------------------------------------------------------------
     def unroll(self, node, items) -> None:
         """Run the body once per item; a data-dependent ``break``/``return`` guards the
-        remaining iterations."""
+        remaining iterations.
+
+        Items that are arrays are held under a name of their own while the loop runs
+        (as Python's iterator holds them): a write in place in an earlier iteration
+        reaches the item a later one reads.
+        """
         frame = self.frame
         saved_live = frame.live
         frame.live = frame.live | self.syntax.reads(node.body)
+        held = None
+        if any(self.is_array(leaf) for item in items for leaf in flatten(item)[0]):
+            held = f"for-items-{id(node)}"
+            frame.scope.env[held] = tuple(items)
+            frame.live = frame.live | {held}
         try:
-            self._unroll_from(node, items, 0)
+            self._unroll_from(node, items, 0, held)
         finally:
             frame.live = saved_live
-            for flag in (BROKE, CONTINUED):
+            for flag in (BROKE, CONTINUED, held):
                 frame.scope.env.pop(flag, None)
             if frame.signal in ("break", "continue"):
                 frame.signal = None
 
-    def _unroll_from(self, node, items, start: int) -> None:
+    def _unroll_from(self, node, items, start: int, held=None) -> None:
         frame = self.frame
         for k in range(start, len(items)):
-            self.assign(node.target, items[k])
+            item = items[k] if held is None else frame.scope.env[held][k]
+            self.assign(node.target, item)
             self.run_block_body(node.body)
             signal, frame.signal = frame.signal, None
             if signal == "return":
@@ -171,7 +182,7 @@ class LoopLifter(CarryLifter):
 
                 def go_on(flag=flag, k=k):
                     self.frame.scope.env[flag] = False
-                    self._unroll_from(node, items, k + 1)
+                    self._unroll_from(node, items, k + 1, held)
                 self.lift_if(value, stop, go_on)
                 return
 
@@ -241,6 +252,10 @@ class LoopLifter(CarryLifter):
                 finally:
                     self.frame.live = saved_live
                 stacked[:] = [(names, app) for names, app in appenders if app.items]
+                # a carried array the iteration also appended is, after the loop, the
+                # list's last item too (Python's list holds the object itself)
+                plan.appended = [k for k, v in enumerate(nxt)
+                                 if any(self.related(v, app.items[0]) for _, app in stacked)]
                 return nxt, [stackable(b, app) for _, app in stacked]
 
         if it is not None and not plan.counter:

@@ -5,7 +5,8 @@ Invariants:
 * :func:`is_pure` names callees that are safe to evaluate in Python when every
   argument is static: they neither look at run-time data nor change anything
   (builtins like ``len``/``range``/``int``, NumPy constructors and dtype types,
-  ufuncs and ``math`` functions on numbers, ``Tensor``, exception classes).
+  ufuncs and ``math`` functions on numbers, ``Tensor``, exception classes, and a
+  Cell's own methods listing its Parameters, ``trainable_params()``).
   Their result is static.
 * :func:`is_structural` names callees that only rearrange containers (``len``,
   ``tuple``, ``zip`` ...): they are called in Python even when the containers
@@ -66,7 +67,20 @@ def is_pure(obj) -> bool:
         return issubclass(obj, (np.generic, BaseException)) or obj is _tensor_class()
     if getattr(obj, "__module__", None) == "math":
         return callable(obj)
-    return _is_builtin_method_of(obj, _IMMUTABLE)
+    return _is_builtin_method_of(obj, _IMMUTABLE) or _is_cell_reader(obj)
+
+
+#: Cell methods that list its Parameters or sub-Cells (``self.net.trainable_params()``)
+_CELL_READERS = ("trainable_params", "untrainable_params", "parameters_dict", "name_cells")
+
+
+def _is_cell_reader(obj) -> bool:
+    name = getattr(obj, "__name__", None)
+    if name not in _CELL_READERS:
+        return False
+    from ..nn.cell import Cell
+    return (isinstance(getattr(obj, "__self__", None), Cell)
+            and getattr(obj, "__func__", None) is getattr(Cell, name))
 
 
 def is_structural(obj, own_containers) -> bool:

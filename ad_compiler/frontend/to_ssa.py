@@ -34,7 +34,7 @@ from ..errors import InvalidOperandError, UnsupportedOperationError, Unsupported
 from ..ir.builder import Builder
 from ..ir.core import AType, Function, Value
 from . import operators, resolve
-from .alias import AliasLifter, is_array_leaf
+from .alias import AliasLifter
 from .builtin_calls import BuiltinLifter
 from .captured import CaptureLifter, Captures
 from .calls import CallLifter
@@ -57,6 +57,10 @@ class LiftBuilder(Builder):
     def read_parameter(self, param) -> Value:
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
+
+    def parameter_of(self, value):
+        """The Parameter whose Value ``value`` is in the function being lifted, or None."""
+        return self._lifter.parameter_of(value)
 
     def read_captured(self, state, owner) -> list:
         """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
@@ -213,7 +217,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
             value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
-            if is_array_leaf(current) and isinstance(value, Value):
+            if self.is_array(current) and isinstance(value, Value):
                 # ``y += v`` on an array writes into it: every name of ``y`` sees it
                 value = operators.in_place_result(self.b, type(node.op), current, value)
                 mark.name(value, target.id)

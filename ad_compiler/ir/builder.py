@@ -77,6 +77,10 @@ class Builder:
         raise TypeError(f"Parameter {getattr(param, 'name', param)!r} can only be read inside "
                         "a function being compiled")
 
+    def parameter_of(self, value):
+        """The Parameter ``value`` reads (the frontend's builder knows), or None."""
+        return None
+
     @contextmanager
     def at(self, loc: SourceLoc | None):
         """Emit ops inside the ``with`` block with ``loc`` as their location."""

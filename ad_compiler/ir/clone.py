@@ -40,7 +40,16 @@ def _clone_region(region: Block, vmap: dict) -> Block:
 
 
 def inline(b, fn: Function, args) -> list:
-    """Emit ``fn``'s body into ``b`` with ``args`` for its arguments; return its outputs."""
+    """Emit ``fn``'s body into ``b`` with ``args`` for its arguments; return its outputs.
+
+    ``args`` are IR values of the argument types (a constant must be made an op
+    first, ``b.const``): any other input would leave the inlined ops reading
+    something that is no value of the function.
+    """
+    for a, v in zip(fn.args, args, strict=True):
+        if not isinstance(v, Value) or v.type.shape != a.type.shape:
+            raise TypeError(f"inline {fn.name}: argument {a.hint} of type {a.type} "
+                            f"given {v!r}")
     vmap = {id(a): v for a, v in zip(fn.args, args, strict=True)}
     return clone_block(b, fn.body, vmap)
 

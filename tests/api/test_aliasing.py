@@ -409,7 +409,18 @@ def same_array_on_one_path(x):
     return np.sum(y * x)
 
 
+def writes_an_array_a_loop_appended(x):
+    y = x * 1.0
+    ys = []
+    for i in range(3):
+        y = y * 1.5
+        ys.append(y)
+    y[0] = 100.0           # ys[-1] is y
+    return np.sum(np.stack(ys))
+
+
 @pytest.mark.parametrize("fn, arg, match", [
+    (writes_an_array_a_loop_appended, X, "appended to a list"),
     (writes_rows_it_iterates, X, "loop runs over"),
     (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
@@ -452,3 +463,58 @@ def test_in_place_cast_error_is_numpys():
 @pytest.mark.parametrize("fn", [writes_under_transpose, writes_under_expand_dims])
 def test_views_that_are_always_views(api, fn):
     check(api, fn, np.arange(9.0).reshape(3, 3) / 3.0 - 1.0)
+
+
+def zero_d_view_in_loop(x):
+    t = np.clip(x, -0.65, 0.75)
+    first = np.squeeze(t[:1], 0)  # a 0-d view of t[0]
+    for i in range(3):
+        t -= first                # after the first pass first is 0
+    return np.sum(t * t) + np.sum(first)
+
+
+def zero_d_view_by_ellipsis(x):
+    y = x * 1.0
+    e = y[..., 1]                 # a 0-d view, not a NumPy scalar
+    e += x[0] * 2.0
+    return np.sum(y * x)
+
+
+def view_of_view_carried(x):
+    t = x * 1.0
+    w = np.expand_dims(t[1:], 0)  # a view of a view of t
+    for i in range(2):
+        t *= 1.5
+        w[0, 0] = w[0, 1] * x[0]
+    return np.sum(t * t) + np.sum(w)
+
+
+@pytest.mark.parametrize("fn", [zero_d_view_in_loop, zero_d_view_by_ellipsis,
+                                view_of_view_carried])
+def test_zero_d_views_and_chains(api, fn):
+    check(api, fn, X)
+    check(api, fn, Y)
+
+
+def loop_over_a_list_of_written_arrays(x):
+    t = x * 1.0
+    for v in [x, t]:
+        t[0] += np.max(v)     # the second item is t as written by the first iteration
+    return np.sum(t * x)
+
+
+def loop_over_a_tuple_with_branches(x):
+    t = x * 1.0
+    for v in (t, x, t):
+        if np.sum(v) > 0.2:
+            t *= 1.5
+        else:
+            t[1] = v[0] * 2.0
+    return np.sum(t * x)
+
+
+@pytest.mark.parametrize("fn", [loop_over_a_list_of_written_arrays,
+                                loop_over_a_tuple_with_branches])
+def test_unrolled_loops_read_items_as_written(api, fn):
+    check(api, fn, X)
+    check(api, fn, Y)
