@@ -27,22 +27,6 @@ PENDING = {
     #                x = x + np.float64(0.5)
     #            return np.sum(x)        # Python np.float32, compiled np.float64
     "mixed_dtype",
-    # Internal error: ms.grad / ms.value_and_grad of a Python-float default argument inside
-    # an inlined helper:
-    #     def h(a): return np.sum(np.tanh(a) ** 2)
-    #     def helper(a, b=1.0): return ms.value_and_grad(h)(b)[1] * b
-    #     def f(x):
-    #         t = helper(x)
-    #         return np.sum(x)          # KeyError in passes/rewrite.py
-    "higher_order",
-    # Wrong value and gradient: a loop over a list that holds an array the body writes in
-    # place reads the list's items as they were when the list was built:
-    #     def f(x):
-    #         t = x * 1.0
-    #         for v in [x, t]:
-    #             t[0] += np.max(v)
-    #         return np.sum(t)          # x = [0.5, -1.0, 2.0]: Python 6.0, compiled 5.5
-    "containers",
 }
 
 STABLE = tuple(f for f in FEATURES if f not in PENDING)
