@@ -19,7 +19,7 @@ import numpy as np
 
 from . import statements
 from .program import HEADER, Program, finite, fresh, load_module
-from .recipes import RECIPES, Reject
+from .recipes import RARE, RECIPES, Reject
 
 BOUND = 1e3
 
@@ -219,9 +219,12 @@ class Gen:
         n = self.env[x].shape[0]
         return f"np.broadcast_to({x}, (2, {n}))"
 
-    def smooth_helper(self) -> str:
+    def smooth_helper(self, elementwise=False) -> str:
+        """A module-level smooth helper: scalar-valued, or elementwise (``elementwise``)."""
         name = self.fresh_name("h")
-        body = self.choice(["np.sum(np.sin(a) * a)", "np.sum(np.tanh(a) ** 2)",
+        body = self.choice(["np.sin(a) * a", "np.tanh(a) ** 2", "np.cos(a) * 0.5"]
+                           if elementwise else
+                           ["np.sum(np.sin(a) * a)", "np.sum(np.tanh(a) ** 2)",
                             "np.mean(np.cos(a)) * np.sum(a)"])
         self.add_helper(f"def {name}(a):\n    return {body}\n")
         return name
@@ -234,6 +237,8 @@ class Gen:
 
     def expr(self) -> str:
         key = self.choice(self.recipes)
+        if key in RARE and self.coin(0.8):
+            key = self.choice(self.recipes)
         text = RECIPES[key](self)
         self.used.add(key)
         return text

@@ -52,6 +52,11 @@ NOT_GENERATED = {
 }
 
 
+#: Recipes drawn five times less often: the compiler refuses them (a located error)
+#: inside a compiled function, so frequent use would only make refusals.
+RARE = {f"ad_compiler.api.transforms.{n}" for n in ("vjp", "jvp", "jacrev", "jacfwd")}
+
+
 def _unary(fmt, domain=""):
     """``fmt`` applied to an array (or a float) made safe by ``domain``."""
     def recipe(g):
@@ -159,6 +164,14 @@ def _nested_grad(name):
         helper = g.smooth_helper()
         call = f"ms.{name}({helper})({x})"
         return f"{call}[1]" if name == "value_and_grad" else call
+    return recipe
+
+
+def _transform(fmt):
+    """A forward/reverse transform of an elementwise helper, inside the function."""
+    def recipe(g):
+        x = g.arr()
+        return fmt.format(h=g.smooth_helper(elementwise=True), x=x)
     return recipe
 
 
@@ -378,6 +391,11 @@ RECIPES = {
     # gradients inside the function (second order)
     "ad_compiler.api.grad.grad": _nested_grad("grad"),
     "ad_compiler.api.grad.value_and_grad": _nested_grad("value_and_grad"),
+    "ad_compiler.api.grad.GradOperation": lambda g: f"ops.GradOperation()({g.smooth_helper()})({g.arr()})",
+    "ad_compiler.api.transforms.vjp": _transform("ms.vjp({h}, {x})[1]({x})[0]"),
+    "ad_compiler.api.transforms.jvp": _transform("ms.jvp({h}, ({x},), ({x},))[1]"),
+    "ad_compiler.api.transforms.jacrev": _transform("np.sum(ms.jacrev({h})({x}), axis=0)"),
+    "ad_compiler.api.transforms.jacfwd": _transform("np.sum(ms.jacfwd({h})({x}), axis=0)"),
 }
 
 #: Elementwise functions NumPy and ``ops`` both spell ``name(x)``, with their domains.
