@@ -36,7 +36,7 @@ from .exprs import ValueMethod, holds_value
 from .inline import LocalFunction
 from .resolve import construct_of, is_array, is_cell, is_parameter, lift_object, tensor_class
 from .specs import tree_map
-from .statics import describe, is_pure, is_structural
+from .statics import describe, is_cell_reader, is_pure, is_structural
 from .values import StaticIndexNeeded
 
 NOT_HANDLED = object()
@@ -100,6 +100,10 @@ class CallLifter:
         if not is_pure(callee) or holds_value(args) or holds_value(kwargs):
             return NOT_HANDLED
         result = callee(*args, **kwargs)
+        if is_cell_reader(callee):
+            # which Parameters it lists depends on their requires_grad and on the
+            # Cell tree: the code depends on the Cell epoch, which both move
+            self.captures.needs_epoch = True
         if callee is len and len(args) == 1:
             self.captures.measured(args[0], result)
         if callee is getattr:  # getattr(self, 'w') reads like self.w
@@ -113,7 +117,15 @@ class CallLifter:
         lower = rules.find_lowering(callee)
         if lower is None:
             return NOT_HANDLED
-        return lower(self.b, *self.arrays_to_values(args), **self.arrays_to_values(kwargs))
+        out = lower(self.b, *self.arrays_to_values(args), **self.arrays_to_values(kwargs))
+        return tree_map(self._numpy_result, out) if _is_numpy(callee) else out
+
+    def _numpy_result(self, v):
+        """A NumPy function never returns a Python number: of Python numbers it gives a
+        NumPy scalar (np.float64), which is strongly typed (NEP 50)."""
+        if isinstance(v, Value) and v.type.weak:
+            return self.b.npscalar(v, dtype=v.type.dtype)
+        return v
 
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
@@ -190,6 +202,11 @@ def _is_container_builtin(callee) -> bool:
 def _is_library(fn) -> bool:
     module = getattr(fn, "__module__", None) or ""
     return module.split(".")[0] in _LIBRARIES or module.startswith(_INTERNAL)
+
+
+def _is_numpy(callee) -> bool:
+    return isinstance(callee, np.ufunc) or (
+        getattr(callee, "__module__", None) or "").split(".")[0] == "numpy"
 
 
 def unsupported_call(callee) -> UnsupportedOperationError:

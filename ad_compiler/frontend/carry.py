@@ -13,7 +13,8 @@ Invariants:
 * At the end of the body (:meth:`CarryLifter.next_values`) every dynamic leaf is
   converted to its initial type; a leaf whose dtype must grow raises
   :class:`Retry` with the promoted types, and the loop is lifted again; a leaf
-  whose shape changes raises :class:`ShapeChange` (never broadcast). A
+  whose shape changes, or an array whose dtype changes, raises
+  :class:`ShapeChange` (never broadcast nor promoted). A
   ``return`` first seen in the body also raises :class:`Retry`: its value then
   becomes carried, starting from zeros.
 """
@@ -42,18 +43,20 @@ class Retry(Exception):
 
 
 class ShapeChange(InvalidOperandError):
-    """A carried value has another shape after an iteration than before it, so its
-    shape after the loop depends on how many times the loop ran (see
-    :meth:`~.loops.LoopLifter.loop_settling_shapes`)."""
+    """A carried value has another shape (or, an array before and after, another dtype)
+    after an iteration than before it, so its type after the loop depends on how many
+    times the loop ran (see :meth:`~.loops.LoopLifter.loop_settling_shapes`)."""
 
-    def __init__(self, name, t0, t1):
+    _FIX = {"shape": "(np.broadcast_to, keepdims=True, np.zeros_like(x))",
+            "dtype": "(x.astype(...), or a Python number instead of an np.float64 scalar)"}
+
+    def __init__(self, name, t0, t1, what="shape"):
         super().__init__(
-            f"the variable {_shown(name)} changes shape in the loop: {t0} before an "
-            f"iteration, {t1} after it, so its shape after the loop would depend on how "
+            f"the variable {_shown(name)} changes {what} in the loop: {t0} before an "
+            f"iteration, {t1} after it, so its {what} after the loop would depend on how "
             "many times the loop runs",
-            hint=f"give {_shown(name)} its final shape before the loop (np.broadcast_to, "
-                 "keepdims=True, np.zeros_like(x)), or loop over range(n) with a constant n "
-                 "and no 'break' or 'return'")
+            hint=f"give {_shown(name)} its final {what} before the loop {self._FIX[what]}, "
+                 "or loop over range(n) with a constant n")
 
 
 class Fixed:
@@ -282,6 +285,8 @@ class CarryLifter:
                 ends[slot] = (leaf, carry.name)
                 if u.shape != t1.shape or u.shape != t0.shape:
                     raise ShapeChange(carry.name, t0, t1)
+                if not (t0.weak or t1.weak) and t0.dtype != t1.dtype:
+                    raise ShapeChange(carry.name, t0, t1, "dtype")
                 if u != t0:
                     promote[slot], why = u, (carry.name, t0, t1)
                 else:

@@ -213,7 +213,9 @@ class FlowLifter:
         frame = self.frame
         saved, frame.rest = frame.rest, []  # the guarded statements end the block
         try:
-            self.lift_if(value, jumped, go_on)
+            # where the paths meet: a merge that cannot be made is an error there
+            with self.located(rest[0]):
+                self.lift_if(value, jumped, go_on)
         finally:
             frame.rest = saved
 
@@ -324,6 +326,14 @@ class FlowLifter:
                     f"branch, {ty} in the other, so its shape would depend on run-time data",
                     hint=f"give {shown} one shape in both branches (e.g. np.zeros_like(x) "
                          "or np.full_like(x, v) instead of a number)")
+            if not (tx.weak or ty.weak) and tx.dtype != ty.dtype:
+                # converting one branch's array would change the dtype Python gives on
+                # that path (and everything computed from it)
+                raise InvalidOperandError(
+                    f"the data-dependent 'if' gives {shown} different dtypes: {tx} in one "
+                    f"branch, {ty} in the other, so its dtype would depend on run-time data",
+                    hint=f"give {shown} one dtype in both branches (x.astype(...), or a Python "
+                         "number instead of an np.float64 scalar)")
             t = unify(tx, ty)
             if t is None:
                 raise InvalidOperandError(

@@ -24,8 +24,9 @@ Invariants:
   (``s = 0`` then ``s = s + x[i]`` with float32 ``x``), the initial value is
   promoted to the unified type and the body lifted again, at most
   :data:`MAX_ROUNDS` times; types that do not unify are a located error. A
-  shape that changes is Python's only if the iterations that change it are
-  unrolled first (:meth:`LoopLifter.loop_settling_shapes`).
+  shape that changes, or the dtype of an array, is Python's only if the
+  iterations that change it surely run and are unrolled first
+  (:meth:`LoopLifter.loop_settling_shapes`).
 * ``ys = []`` before the loop and ``ys.append(v)`` in it give a stacked output:
   after the loop ``ys`` is a :class:`~.iterables.LoopList`.
 """
@@ -61,37 +62,41 @@ class LoopLifter(CarryLifter):
                 return
             self.loop_settling_shapes(node, it)
 
-    def visit_While(self, node):
+    def visit_While(self, node, rounds=MAX_ROUNDS):
         if not self._may_run(node):
             return
-        self.loop_settling_shapes(node, None)
+        self.loop_settling_shapes(node, None, rounds)
 
-    def loop_settling_shapes(self, node, it) -> None:
-        """The loop op, after its first iterations if they change a carried value's shape.
+    def loop_settling_shapes(self, node, it, rounds=MAX_ROUNDS) -> None:
+        """The loop op, after its first iterations if they change a carried value's type.
 
         In Python a value that changes shape in an iteration (``a = a.max(axis=0,
-        keepdims=True)``, ``acc = acc + x`` from ``acc = 0.0``) has the new shape only
-        if the loop ran. With a constant trip count and no ``break``/``return`` those
-        iterations run before the loop op, unrolled, until the shapes settle (all of them
-        when the body appends to a list, which must start empty). Otherwise the value
-        after the loop (a Python number or an array of one shape or another) would
-        depend on how many times it ran: a located error.
+        keepdims=True)``, ``acc = acc + x`` from ``acc = 0.0``), or an array whose dtype
+        changes (``x = x + np.float64(0.5)`` on float32 ``x``), has the new type only if
+        the loop ran. Iterations that surely run (a constant trip count; a ``while``
+        whose condition is True before them at compile time) are unrolled before the
+        loop op, one at a time, until the types settle (all of them when the body
+        appends to a list, which must start empty); a ``break`` or ``return`` in one
+        that may happen guards the rest of the loop. Otherwise the value after the loop
+        would depend on how many times it ran: a located error.
         """
-        for _ in range(MAX_ROUNDS):
-            try:
-                self.loop_op_or_unrolled(node, it)
-                return
-            except ShapeChange:
-                if not self._can_peel(node, it):
-                    raise
-                whole = bool(self.syntax.appends(node.body))  # a list starts empty
-                with self.located(node.iter):
-                    items = it.items(self.b) if whole or it.n == 0 else [it.item(self.b, 0)]
-                self.unroll(node, items)
-                if whole or it.n <= 1:
-                    return
-                it = skip_first(it)
-        self.loop_op_or_unrolled(node, it)
+        try:
+            self.loop_op_or_unrolled(node, it)
+            return
+        except ShapeChange:
+            if rounds == 0 or not self._can_peel(node, it):
+                raise
+        if it is None:  # a while whose condition is True now: its next iteration runs
+            self.unroll(node, [None], then=lambda: self.visit_While(node, rounds - 1))
+            return
+        whole = bool(self.syntax.appends(node.body))  # a list starts empty
+        with self.located(node.iter):
+            items = it.items(self.b) if whole or it.n == 0 else [it.item(self.b, 0)]
+        if whole or it.n <= 1:
+            self.unroll(node, items)
+            return
+        rest = skip_first(it)
+        self.unroll(node, items, then=lambda: self.loop_settling_shapes(node, rest, rounds - 1))
 
     def loop_op_or_unrolled(self, node, it) -> None:
         """The loop op, or, if its body needs the counter as a Python int, the loop
@@ -106,8 +111,11 @@ class LoopLifter(CarryLifter):
             self.unroll(node, items)
 
     def _can_peel(self, node, it) -> bool:
-        return it is not None and not isinstance(it.n, Value) and it.n <= MAX_UNROLL and not (
-            self.syntax.returns(node.body) or self.syntax.breaks(node.body))
+        """Whether the loop's next iteration surely runs, or it runs none: a constant trip
+        count, a ``while`` condition True at compile time."""
+        if it is None:
+            return self._may_run(node, surely=True)
+        return not isinstance(it.n, Value) and it.n <= MAX_UNROLL
 
     def iteration(self, seq) -> Iteration | None:
         """The Iteration a ``for`` over ``seq`` runs, or None for a static sequence."""
@@ -135,8 +143,9 @@ class LoopLifter(CarryLifter):
         return [self.outside(item) for item in raw]
 
     # -- unrolled loops -----------------------------------------------------------------
-    def unroll(self, node, items) -> None:
-        """Run the body once per item; a data-dependent ``break``/``return`` guards the
+    def unroll(self, node, items, then=None) -> None:
+        """Run the body once per item (a ``while`` body: items ``[None]``), then ``then()``
+        (the rest of the loop) if given; a data-dependent ``break``/``return`` guards the
         remaining iterations.
 
         Items that are arrays are held under a name of their own while the loop runs
@@ -152,7 +161,7 @@ class LoopLifter(CarryLifter):
             frame.scope.env[held] = tuple(items)
             frame.live = frame.live | {held}
         try:
-            self._unroll_from(node, items, 0, held)
+            self._unroll_from(node, items, 0, held, then)
         finally:
             frame.live = saved_live
             for flag in (BROKE, CONTINUED, held):
@@ -160,11 +169,11 @@ class LoopLifter(CarryLifter):
             if frame.signal in ("break", "continue"):
                 frame.signal = None
 
-    def _unroll_from(self, node, items, start: int, held=None) -> None:
+    def _unroll_from(self, node, items, start: int, held=None, then=None) -> None:
         frame = self.frame
         for k in range(start, len(items)):
-            item = items[k] if held is None else frame.scope.env[held][k]
-            self.assign(node.target, item)
+            if hasattr(node, "target"):  # a for (a while has none)
+                self.assign(node.target, items[k] if held is None else frame.scope.env[held][k])
             self.run_block_body(node.body)
             signal, frame.signal = frame.signal, None
             if signal == "return":
@@ -174,7 +183,7 @@ class LoopLifter(CarryLifter):
                 return
             frame.scope.env.pop(CONTINUED, None)
             pending = self.pending_flag()
-            if pending is not None and k + 1 < len(items):
+            if pending is not None and (k + 1 < len(items) or then is not None):
                 flag, value = pending
 
                 def stop(flag=flag):
@@ -182,13 +191,16 @@ class LoopLifter(CarryLifter):
 
                 def go_on(flag=flag, k=k):
                     self.frame.scope.env[flag] = False
-                    self._unroll_from(node, items, k + 1, held)
+                    self._unroll_from(node, items, k + 1, held, then)
                 self.lift_if(value, stop, go_on)
                 return
+        if then is not None:
+            then()
 
     # -- loop ops ------------------------------------------------------------------------
-    def _may_run(self, node) -> bool:
-        """False if the ``while`` condition is statically False before the loop."""
+    def _may_run(self, node, surely=False) -> bool:
+        """False if the ``while`` condition is statically False before the loop (with
+        ``surely``: True only if it is statically True)."""
         frame = self.frame
         saved = frame.scope.env
         frame.scope.env = dict(saved)
@@ -197,6 +209,8 @@ class LoopLifter(CarryLifter):
                 cond = self.condition(self.expr(node.test), "'while'")
         finally:
             frame.scope.env = saved
+        if surely:
+            return not isinstance(cond, Value) and bool(cond)
         return cond is not False
 
     def structured_loop(self, node, it) -> None:

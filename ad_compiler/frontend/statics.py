@@ -67,14 +67,14 @@ def is_pure(obj) -> bool:
         return issubclass(obj, (np.generic, BaseException)) or obj is _tensor_class()
     if getattr(obj, "__module__", None) == "math":
         return callable(obj)
-    return _is_builtin_method_of(obj, _IMMUTABLE) or _is_cell_reader(obj)
+    return _is_builtin_method_of(obj, _IMMUTABLE) or is_cell_reader(obj)
 
 
 #: Cell methods that list its Parameters or sub-Cells (``self.net.trainable_params()``)
 _CELL_READERS = ("trainable_params", "untrainable_params", "parameters_dict", "name_cells")
 
 
-def _is_cell_reader(obj) -> bool:
+def is_cell_reader(obj) -> bool:
     name = getattr(obj, "__name__", None)
     if name not in _CELL_READERS:
         return False

@@ -173,7 +173,9 @@ def convert(b, v, t: AType, hint: str | None = None) -> Value:
         return v
     if t.weak:
         return _to_weak(b, v, t, hint)
-    if v.type.dtype != t.dtype or v.type.weak:
+    if v.type.weak and t.shape == ():
+        v = b.npscalar(v, dtype=t.dtype, hint=hint)  # a NumPy scalar, as Python's paths give
+    elif v.type.dtype != t.dtype or v.type.weak:
         v = b.cast(v, dtype=t.dtype, hint=hint)
     if v.type.shape != t.shape:
         v = b.broadcast_to(v, shape=t.shape, hint=hint)

@@ -78,6 +78,9 @@ class Parameter(Tensor):
     def requires_grad(self, value) -> None:
         if not isinstance(value, bool):
             raise TypeError(f"requires_grad must be a bool, got {type(value).__name__}")
+        if getattr(self, "_requires_grad", value) != value:
+            from .cell import bump_epoch
+            bump_epoch()  # code that listed trainable Parameters compiles again
         self._requires_grad = value
 
     @property

@@ -322,18 +322,23 @@ def lower_asarray(b, a, dtype=None, **_ignored):
         a = b.const(a)   # a (nested) list of values: their stack
     if not isinstance(a, Value):
         return b.const(np.asarray(a, dtype=dtype))
-    if dtype is not None and np.dtype(dtype) != b.type_of(a).dtype:
-        return b.cast(a, dtype=np.dtype(dtype))
+    t = b.type_of(a)
+    dtype = t.dtype if dtype is None else np.dtype(dtype)
+    if dtype != t.dtype or t.shape == ():
+        # a Python number or a NumPy scalar becomes a 0-d array (a 0-d array stays itself)
+        return b.cast(a, dtype=dtype)
     return a
 
 
-@lowering(np.array)
+@lowering(np.array, np.copy)
 def lower_array(b, a, dtype=None, *, copy=True, **_ignored):
-    """``np.array(x)`` is a new array (``copy=True``), as ``x.copy()`` is."""
+    """``np.array(x)`` and ``np.copy(x)`` are a new array (``copy=True``), as
+    ``x.copy()`` is; of a 0-d value, a 0-d array (``x.copy()`` of a NumPy scalar is one)."""
     from ..ir.core import Value
     out = lower_asarray(b, a, dtype)
-    if out is a and isinstance(a, Value) and copy is not None and copy is not False:
-        return b.copy(a)
+    fresh = out is a or b.type_of(a).shape == ()
+    if fresh and isinstance(a, Value) and copy is not None and copy is not False:
+        return b.copy(out)
     return out
 
 
@@ -386,7 +391,7 @@ def lower_astype(b, x, dtype, copy=True):
 primitive("copy", emit="{0}.copy()", array_inputs=True, infer=lambda t: AType(t.shape, t.dtype, False),
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: expand_like(b, t[0], out),
-          examples=[ex((2, 3)), ex(float)], aliases=(np.copy,), family=F)
+          examples=[ex((2, 3)), ex(float)], family=F)
 
 
 def _pyfloat_infer(t: AType) -> AType:
@@ -401,6 +406,21 @@ primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F,
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: b.pyfloat(t[0]),
           examples=[ex(()), ex(float)])
+
+
+def _npscalar_infer(t: AType, *, dtype) -> AType:
+    if not t.weak:
+        raise ValueError(f"npscalar needs a Python number, got {t}")
+    return AType((), np.dtype(dtype), False)
+
+
+# the NumPy scalar a NumPy function gives for Python-number inputs (np.multiply(2.0, s)
+# is an np.float64, a strong type: it makes a float32 array it meets float64)
+primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F,
+          impl=lambda x, *, dtype: np.dtype(dtype).type(x),
+          vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
+          jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
+          examples=[ex(float, dtype=np.dtype("float64"))])
 
 
 @method("copy")

@@ -448,3 +448,43 @@ def test_weights_computed_in_the_function_are_refused():
 
 def leaves(tree):
     return [v for t in tree for v in leaves(t)] if isinstance(tree, tuple) else [tree]
+
+
+class TwoWaves(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(W.copy(), name="w")
+        self.v = Parameter(W * 0.5, name="v")
+
+    def construct(self, a):
+        return np.sum(np.sin(self.w * a)) + np.sum(np.cos(self.v * a))
+
+
+class SumOfWeightGradients(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def construct(self, x):
+        gs = ms.grad(self.net, grad_position=None, weights=self.net.trainable_params())(x)
+        total = 0.0
+        for g in gs:
+            total = total + np.sum(g * g)
+        return total
+
+
+def test_trainable_params_listed_inside_follow_requires_grad():
+    net = SumOfWeightGradients(TwoWaves())
+    x = np.array([0.3, -0.5, 0.8])
+    g = ops.GradOperation()(net)
+
+    def plain(v):
+        out = net(v)
+        return float(np.asarray(out.asnumpy() if isinstance(out, Tensor) else out))
+
+    def fd(v, eps=1e-6):
+        return np.array([(plain(v + eps * e) - plain(v - eps * e)) / (2 * eps)
+                         for e in np.eye(v.size)])
+    np.testing.assert_allclose(g(x), fd(x), rtol=1e-5, atol=1e-7)
+    net.net.v.requires_grad = False   # trainable_params() now lists w alone
+    np.testing.assert_allclose(g(x), fd(x), rtol=1e-5, atol=1e-7)

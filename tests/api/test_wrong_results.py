@@ -358,8 +358,37 @@ def shape_change_then_break(x):
 
 
 @pytest.mark.parametrize("fn", [shape_depends_on_the_trip_count, shape_change_then_break])
-def test_a_shape_that_depends_on_the_trip_count_is_a_located_error(fn):
-    with pytest.raises(InvalidOperandError, match="'a' changes shape in the loop") as err:
+def test_a_first_iteration_that_surely_runs_settles_the_shape(api, fn):
+    # the while's condition is True at compile time, the for's first iteration runs
+    # before its break can: both are unrolled once, then the shape no longer changes
+    value, grad = ms.value_and_grad(fn)(M32.copy())
+    want = fn(M32.copy())
+    assert type(value) is type(want)
+    api.assert_values(value, want)
+    api.assert_grad(grad, api.fd_grads(fn, (M32,))[0], M32)
+
+
+def shape_depends_on_data(x):
+    a = x * 1.0
+    while np.sum(a) > -10.0:
+        a = np.max(a, axis=0, keepdims=True) - 1.0
+    return np.sum(a)
+
+
+def break_before_the_shape_change(x):
+    a = x * 1.0
+    for i in range(3):
+        if np.sum(a) > 10.0:
+            break
+        a = np.max(a, axis=0, keepdims=True)
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("fn, what", [
+    (shape_depends_on_data, "'a' changes shape in the loop"),
+    (break_before_the_shape_change, "gives the variable 'a' different shapes")])
+def test_a_shape_that_depends_on_the_trip_count_is_a_located_error(fn, what):
+    with pytest.raises(InvalidOperandError, match=what) as err:
         ms.grad(fn)(M32)
     assert "test_wrong_results.py" in str(err.value)
 
