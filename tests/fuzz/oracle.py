@@ -6,8 +6,8 @@
    step sizes; where the two estimates disagree the point is near a kink or a
    jump and the gradient is not judged (``skipped: non-smooth``);
 3. ``grad`` with several positions, in a shuffled order, agrees with 1;
-4. dtype: float32 inputs give float32 values and gradients (values compared loosely);
-5. cache: a second input through the same gradient function, checked as in 1-2.
+4. cache: a second input through the same gradient function, checked as in 1-2;
+5. dtype: float32 inputs give float32 values and gradients (values compared loosely).
 
 An exception from the compiler is a ``located refusal`` if it is one of the
 project's typed errors with a source location, an ``internal error`` otherwise.
@@ -91,10 +91,10 @@ def check(program: Program, fn=None) -> Outcome:
         smooth = compare_grads(fn, program.args, grads)
         stage = "grad positions"
         check_positions(fn, program, grads)
-        stage = "float32"
-        check_float32(fn, vg, program.args, expected, grads)
         stage = "cache"
         smooth &= check_second_input(fn, vg, program.args2)
+        stage = "float32"      # last: float32 inputs may be refused where float64 are not
+        check_float32(fn, vg, program.args, expected, grads)
     except Failure as f:
         return Outcome(f.kind, f.detail, stage)
     except Exception as e:
