@@ -1,0 +1,236 @@
+"""The checks one program goes through, and their outcome.
+
+1. value: ``value_and_grad(f, all positions)(*args)[0]`` equals ``f(*args)`` (type,
+   dtype, numbers);
+2. gradient: each entry against central finite differences in float64 with two
+   step sizes; where the two estimates disagree the point is near a kink or a
+   jump and the gradient is not judged (``skipped: non-smooth``);
+3. ``grad`` with several positions, in a shuffled order, agrees with 1;
+4. cache: a second input through the same gradient function, checked as in 1-2;
+5. dtype: float32 inputs give float32 values and gradients (values compared loosely).
+
+An exception from the compiler is a ``located refusal`` if it is one of the
+project's typed errors with a source location, an ``internal error`` otherwise.
+"""
+from __future__ import annotations
+
+import random
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+import ad_compiler as ms
+from ad_compiler.errors import AdCompilerError, IRError
+
+from .program import Program, finite, fresh, leaves, run_plain
+
+OUTCOMES = ("ok", "wrong value", "wrong gradient", "wrong dtype", "internal error",
+            "located refusal", "skipped: non-smooth", "invalid program")
+FAILURES = ("wrong value", "wrong gradient", "wrong dtype", "internal error")
+STEPS = (1e-6, 1e-4)
+
+
+@dataclass
+class Outcome:
+    kind: str
+    detail: str = ""
+    stage: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.kind in FAILURES
+
+    def signature(self) -> str:
+        """A short class name for grouping failures (numbers removed)."""
+        import re
+        first = self.detail.strip().splitlines()[0] if self.detail.strip() else ""
+        first = re.sub(r"\((?:[^()]|\([^()]*\))*\)?", "(...)", first)   # values, cut ones too
+        first = re.sub(r"'[^']*'", "'_'", first)                          # variable names
+        return f"{self.kind} [{self.stage}] " + re.sub(r"(?<![\w.])[-+]?\d[\d.e+-]*", "#", first)[:160]
+
+
+class Failure(Exception):
+    def __init__(self, kind, detail):
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+def classify_error(e: BaseException) -> tuple[str, str]:
+    if isinstance(e, AdCompilerError) and not isinstance(e, IRError) and e.loc is not None:
+        return "located refusal", f"{type(e).__name__}: {e.message}"
+    tb = traceback.extract_tb(e.__traceback__)
+    where = "; ".join(f"{fr.filename.split('ad_compiler/')[-1]}:{fr.lineno}" for fr in tb[-3:])
+    return "internal error", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} [at {where}]"
+
+
+def total(value) -> float:
+    """The scalar whose gradient value_and_grad computes: the sum of every output leaf."""
+    return float(sum(np.sum(np.asarray(v, dtype=np.float64)) for v in leaves(value)))
+
+
+def check(program: Program, fn=None) -> Outcome:
+    """Run every check on ``program``; the first failure, else ok / skipped / refusal."""
+    fn = fn or program.load()
+    try:
+        expected = run_plain(fn, program.args)
+    except Exception as e:
+        return Outcome("invalid program", f"{type(e).__name__}: {e}", "plain")
+    if not finite(expected):
+        return Outcome("invalid program", "non-finite result", "plain")
+    n = len(program.args)
+    positions = tuple(range(n))
+    stage = "compile"
+    try:
+        vg = ms.value_and_grad(fn, grad_position=positions)
+        stage = "value"
+        value, grads = vg(*fresh(program.args))
+        grads = grads if n > 1 else (grads,)
+        compare_value(expected, value, np.float64)
+        stage = "gradient"
+        smooth = compare_grads(fn, program.args, grads)
+        stage = "grad positions"
+        check_positions(fn, program, grads)
+        stage = "cache"
+        smooth &= check_second_input(fn, vg, program.args2)
+        stage = "float32"      # last: float32 inputs may be refused where float64 are not
+        check_float32(fn, vg, program.args, expected, grads)
+    except Failure as f:
+        return Outcome(f.kind, f.detail, stage)
+    except Exception as e:
+        kind, detail = classify_error(e)
+        return Outcome(kind, detail, stage)
+    return Outcome("ok" if smooth else "skipped: non-smooth")
+
+
+# -- values ---------------------------------------------------------------------------
+
+def compare_value(expected, got, dtype, rtol=1e-9, atol=1e-12, path="value"):
+    """Same structure, types and dtypes, numbers within tolerance."""
+    if isinstance(expected, (tuple, list, dict)):
+        if type(got) is not type(expected) or len(got) != len(expected):
+            raise Failure("wrong dtype", f"{path}: expected {type(expected).__name__} of "
+                          f"{len(expected)}, got {type(got).__name__}: {got!r}")
+        keys = expected.keys() if isinstance(expected, dict) else range(len(expected))
+        for k in keys:
+            if isinstance(expected, dict) and k not in got:
+                raise Failure("wrong dtype", f"{path}: key {k!r} missing")
+            compare_value(expected[k], got[k], dtype, rtol, atol, f"{path}[{k!r}]")
+        return
+    if type(got) is not type(expected) or getattr(got, "dtype", None) != getattr(expected, "dtype", None):
+        raise Failure("wrong dtype", f"{path}: expected {_describe(expected)}, got {_describe(got)}")
+    if np.shape(got) != np.shape(expected):
+        raise Failure("wrong value", f"{path}: expected shape {np.shape(expected)}, got {np.shape(got)}")
+    e, g = np.asarray(expected, np.float64), np.asarray(got, np.float64)
+    scale = max(1.0, float(np.max(np.abs(e)))) if e.size else 1.0
+    if not np.allclose(g, e, rtol=rtol, atol=atol * scale, equal_nan=False):
+        raise Failure("wrong value", f"{path}: expected {expected!r}, got {got!r}")
+
+
+def _describe(v) -> str:
+    dtype = getattr(v, "dtype", None)
+    return f"{type(v).__name__}" + (f" {dtype}" if dtype is not None else "") + f" {v!r}"
+
+
+# -- gradients --------------------------------------------------------------------------
+
+def finite_differences(fn, args, h):
+    """Central differences of ``total(fn(*args))`` for every input element."""
+    out = []
+    for i, a in enumerate(args):
+        base = np.asarray(a, dtype=np.float64)
+        g = np.zeros(base.shape)
+        for idx in np.ndindex(base.shape or ()):
+            vals = []
+            for sign in (1.0, -1.0):
+                moved = list(args)
+                p = base.copy()
+                p[idx] += sign * h
+                moved[i] = p if isinstance(a, np.ndarray) else float(p)
+                vals.append(total(run_plain(fn, moved)))
+            g[idx] = (vals[0] - vals[1]) / (2 * h)
+        out.append(g)
+    return out
+
+
+def compare_grads(fn, args, grads, what="gradient") -> bool:
+    """Raise Failure for a wrong gradient; False if a point is not smooth enough to judge."""
+    for i, (a, g) in enumerate(zip(args, grads)):
+        want_type = type(a)
+        if type(g) is not want_type or np.shape(g) != np.shape(a) or \
+                getattr(g, "dtype", None) != getattr(a, "dtype", None):
+            raise Failure("wrong dtype", f"{what} of argument {i}: expected {_describe(a)}-like, "
+                          f"got {_describe(g)}")
+    try:
+        fd1, fd2 = (finite_differences(fn, args, h) for h in STEPS)
+    except Exception:
+        return False      # a step crossed into a region where the program fails
+    smooth = True
+    for i, g in enumerate(grads):
+        g = np.asarray(g, np.float64)
+        scale = max(1.0, float(np.max(np.abs(fd1[i]))) if fd1[i].size else 1.0)
+        agree = np.abs(fd1[i] - fd2[i]) <= 1e-5 * scale + 1e-4 * np.abs(fd1[i])
+        bad = (np.abs(g - fd1[i]) > 1e-5 * scale + 1e-4 * np.abs(fd1[i])) | ~np.isfinite(g)
+        if np.any(bad & agree):
+            k = np.argwhere(bad & agree)[0]
+            idx = tuple(int(j) for j in k)
+            raise Failure("wrong gradient",
+                          f"{what} of argument {i} at {idx}: got {g[idx]!r}, finite differences "
+                          f"{fd1[i][idx]!r} (h={STEPS[0]}) and {fd2[i][idx]!r} (h={STEPS[1]})\n"
+                          f"got {np.array2string(g, precision=6)}\n"
+                          f"fd  {np.array2string(fd1[i], precision=6)}")
+        if np.any(bad):
+            smooth = False
+    return smooth
+
+
+def check_positions(fn, program, grads):
+    """``grad`` with several positions, in a shuffled order, equals value_and_grad's."""
+    n = len(program.args)
+    rng = random.Random(program.seed)
+    k = rng.randint(1, n)
+    positions = tuple(rng.sample(range(n), k))
+    got = ms.grad(fn, grad_position=positions)(*fresh(program.args))
+    got = got if k > 1 else (got,)
+    if len(got) != k:
+        raise Failure("wrong gradient", f"grad_position={positions}: {len(got)} gradients")
+    for p, g in zip(positions, got):
+        compare_value(grads[p], g, None, rtol=1e-7, atol=1e-9,
+                      path=f"grad(grad_position={positions}) entry for {p}")
+
+
+def check_float32(fn, vg, args, expected64, grads64):
+    args32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
+    try:
+        expected = run_plain(fn, args32)
+    except Exception:
+        return
+    if not finite(expected):
+        return
+    value, grads = vg(*fresh(args32))
+    grads = grads if len(args) > 1 else (grads,)
+    compare_value(expected, value, np.float32, rtol=2e-3, atol=2e-3, path="float32 value")
+    same_path = np.allclose(total(expected), total(expected64), rtol=1e-3, atol=1e-3)
+    for i, (a, g, g64) in enumerate(zip(args32, grads, grads64)):
+        if type(g) is not type(a) or getattr(g, "dtype", None) != getattr(a, "dtype", None):
+            raise Failure("wrong dtype", f"float32 gradient of argument {i}: expected "
+                          f"{_describe(a)}-like, got {_describe(g)}")
+        if same_path:
+            e = np.asarray(g64, np.float64)
+            scale = max(1.0, float(np.max(np.abs(e))) if e.size else 1.0)
+            if not np.allclose(np.asarray(g, np.float64), e, rtol=5e-2, atol=5e-2 * scale):
+                raise Failure("wrong gradient", f"float32 gradient of argument {i}: {g!r}, "
+                              f"float64 gives {g64!r}")
+
+
+def check_second_input(fn, vg, args2) -> bool:
+    try:
+        expected = run_plain(fn, args2)
+    except Exception:
+        return True
+    if not finite(expected):
+        return True
+    value, grads = vg(*fresh(args2))
+    grads = grads if len(args2) > 1 else (grads,)
+    compare_value(expected, value, np.float64, path="value at the second input (cached)")
+    return compare_grads(fn, args2, grads, what="gradient at the second input (cached)")

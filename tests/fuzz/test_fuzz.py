@@ -1,0 +1,59 @@
+"""Quick mode of the differential fuzzer: a fixed seed set, every STABLE feature on.
+
+The long mode is ``python -m tests.fuzz --seeds 0:20000 --jobs 2`` (docs/fuzzing.md).
+"""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from tests.fuzz.features import PENDING, STABLE
+from tests.fuzz.generator import FEATURES, Gen, Returned, generate, recipe_feature
+from tests.fuzz.oracle import check
+from tests.fuzz.recipes import NOT_GENERATED, RECIPES, Reject, surface
+from tests.fuzz.runner import report
+
+QUICK_SEEDS = range(0, 100)
+
+
+def test_every_lowering_has_a_recipe():
+    """A new lowering, method or builtin needs a recipe (or a reason in NOT_GENERATED)."""
+    missing = sorted(surface() - set(RECIPES) - set(NOT_GENERATED))
+    assert not missing, f"no fuzz recipe for {missing}: add one to tests/fuzz/recipes.py"
+    stale = sorted((set(RECIPES) | set(NOT_GENERATED)) - surface())
+    assert not stale, f"recipes for callables the compiler no longer lowers: {stale}"
+
+
+def test_every_recipe_runs():
+    """Each recipe gives an expression that runs in plain Python for some generator state."""
+    dead = []
+    for key, recipe in sorted(RECIPES.items()):
+        for seed in range(40):
+            g = Gen(seed, FEATURES)
+            try:
+                g.run([f"t = {recipe(g)}"])
+                break
+            except (Reject, Returned):
+                continue
+        else:
+            dead.append(key)
+    assert not dead
+    assert {recipe_feature(k) for k in RECIPES} <= set(FEATURES)
+
+
+def test_pending_features_are_known():
+    assert set(PENDING) <= set(FEATURES)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_quick_fuzz(chunk):
+    failures = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in QUICK_SEEDS[chunk::4]:
+            program = generate(seed, STABLE)
+            outcome = check(program)
+            if outcome.failed:
+                failures.append(report(program, outcome))
+    assert not failures, "\n\n".join(failures)
