@@ -173,11 +173,18 @@ def over_static(seq) -> Iteration:
     return Iteration(len(items), lambda b, i: items[i], static=True)
 
 
+def shown_list(name: str) -> str:
+    """How a message names a list: the user's name, or, for the list a
+    comprehension builds (a name the user never wrote), what it is."""
+    return "the comprehension's list" if is_comprehension_list(name) else name
+
+
 class Appender:
     """``ys`` inside the loop that appends to it (see the module docstring)."""
 
     def __init__(self, lifter, name: str):
         self._lifter, self.name, self.depth = lifter, name, lifter.depth
+        self.shown = shown_list(name)
         self.items: list = []
 
     def append(self, value):
@@ -185,22 +192,22 @@ class Appender:
             raise data_dependent_length(UnsupportedOperationError)
         if self._lifter.depth != self.depth:
             raise UnsupportedOperationError(
-                f"{self.name}.append() in a nested loop, or under a data-dependent condition "
+                f"{self.shown}.append() in a nested loop, or under a data-dependent condition "
                 "('if', or after a 'continue'/'break' that may have happened), of the loop "
-                f"that builds {self.name}",
+                f"that builds {self.shown}",
                 hint="append on every iteration: append np.where(cond, v, fill) and filter "
                      "afterwards, or build the list with a Python-level loop")
         if self.items:
             raise UnsupportedOperationError(
-                f"{self.name}.append() more than once per iteration of the loop that builds it",
+                f"{self.shown}.append() more than once per iteration of the loop that builds it",
                 hint="append one value per iteration (a tuple of arrays: append "
                      "np.stack((a, b)) instead)")
         self.items.append(value)
 
     def _misuse(self, what: str):
         return UnsupportedOperationError(
-            f"{what} {self.name} inside the loop that appends to it",
-            hint=f"keep the values you need in variables; {self.name} can be read after "
+            f"{what} {self.shown} inside the loop that appends to it",
+            hint=f"keep the values you need in variables; {self.shown} can be read after "
                  "the loop")
 
     def __len__(self):
@@ -218,6 +225,8 @@ class LoopList:
 
     def __init__(self, value: Value | None, length, name: str, stacked: Value | None = None):
         self.value, self.length, self.name = value, length, name
+        self.shown = shown_list(name)
+        self.code = name if self.shown == name else "..."  # in a hint's code
         self.stacked = stacked  # its items stacked on axis 0, made once after the loop
 
     @classmethod
@@ -237,7 +246,7 @@ class LoopList:
     def require_length(self, what: str) -> int:
         if self.length is None:
             raise UnsupportedOperationError(
-                f"{what} {self.name} needs its length, which is known only at run time "
+                f"{what} {self.shown} needs its length, which is known only at run time "
                 "(it was built by a 'while' loop or a loop with 'break')",
                 hint="build it in a 'for' loop over range(n) without 'break', or stack "
                      "the values in the loop yourself")
@@ -250,7 +259,7 @@ class LoopList:
         ndim = len(self.elem.shape) + 1
         axis = int(axis)
         if not -ndim <= axis < ndim:
-            raise ValueError(f"axis {axis} is out of bounds for stacking {self.name} "
+            raise ValueError(f"axis {axis} is out of bounds for stacking {self.shown} "
                              f"(the result has {ndim} dimensions)")
         axis %= ndim
         if axis == 0:
@@ -270,13 +279,13 @@ class LoopList:
             if index < 0 or self.length is not None:
                 n = self.require_length("negative indexing of")
                 if not -n <= index < n:
-                    raise IndexError(f"list index {index} out of range for {self.name} "
+                    raise IndexError(f"list index {index} out of range for {self.shown} "
                                      f"of length {n}")
                 index %= n
         elif not (isinstance(index, Value) and index.type.shape == ()
                   and index.type.dtype.kind in "iu"):
             raise UnsupportedOperationError(
-                f"indexing {self.name}, a list built by a loop, with {index!r}",
+                f"indexing {self.shown}, a list built by a loop, with {index!r}",
                 hint="index it with an int, or np.stack it and slice the array")
         return b.list_get(self.value, b.const(index), hint=self.name + "_item")
 
@@ -285,14 +294,14 @@ class LoopList:
 
     def append(self, value):
         raise UnsupportedOperationError(
-            f"{self.name}.append() after the loop that built {self.name}",
+            f"{self.shown}.append() after the loop that built {self.shown}",
             hint=f"collect everything in one loop, or start a new list and "
-                 f"np.concatenate([np.stack({self.name}), ...]) afterwards")
+                 f"np.concatenate([np.stack({self.code}), ...]) afterwards")
 
     def __iter__(self):
         raise UnsupportedOperationError(
-            f"using {self.name}, a list built by a loop, as a Python sequence here",
-            hint=f"stack it (np.stack({self.name})), or loop over it with 'for'")
+            f"using {self.shown}, a list built by a loop, as a Python sequence here",
+            hint=f"stack it (np.stack({self.code})), or loop over it with 'for'")
 
     def __repr__(self) -> str:
         return f"<list {self.name}: list<{self.elem}>, length {self.length}>"

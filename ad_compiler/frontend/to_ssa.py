@@ -42,6 +42,7 @@ from .desugar import Syntax
 from .exprs import ExprLifter, holds_value, mark_user_exception
 from .flow import FlowLifter
 from .inline import InlineLifter
+from .iterables import LoopList
 from .loops import MAX_UNROLL, LoopLifter  # noqa: F401  (MAX_UNROLL: part of the API)
 from .values import Mark
 
@@ -315,7 +316,10 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
                 raise InvalidOperandError(
                     f"cannot unpack an array of shape {shape} into {n} names")
             return [self.index_value(value, i) for i in range(shape[0])]
-        items = list(value)
+        if isinstance(value, LoopList):  # a list a loop built: its items, if its length is known
+            items = [value.get(self.b, i) for i in range(len(value))]
+        else:
+            items = list(value)
         if n is not None and len(items) != n:
             raise InvalidOperandError(f"cannot unpack {len(items)} values into {n} names")
         return items

@@ -427,3 +427,27 @@ def test_a_gradient_through_a_run_time_length_list_is_refused_not_zero():
     with pytest.raises(UnsupportedOperationError, match="list whose length") as err:
         ms.grad(item_of_a_while_list_in_a_branch)(X3)
     assert "test_wrong_results.py" in str(err.value) and "ys[1]" in str(err.value)
+
+
+def unpacks_a_comprehension(x):
+    a, b, c = [x * k + 1.0 for k in range(3)]
+    first, *rest = [x * k + 1.0 for k in range(3)]
+    return np.sum(a * b + c) + np.sum(first * rest[1])
+
+
+def test_a_comprehension_list_of_known_length_unpacks(api):
+    for x in (X3, Y3):
+        value, grad = ms.value_and_grad(unpacks_a_comprehension)(x.copy())
+        api.assert_values(value, unpacks_a_comprehension(x.copy()))
+        api.assert_grad(grad, api.fd_grad(unpacks_a_comprehension, [x], 0), x)
+
+
+def iterates_a_comprehension_in_python(x):
+    ys = [x * k for k in range(3)]
+    return np.sum(np.array(list(zip(*ys))))
+
+
+def test_messages_name_the_comprehension_not_its_temporary():
+    with pytest.raises(UnsupportedOperationError) as info:
+        ms.grad(iterates_a_comprehension_in_python)(X3)
+    assert "_comp" not in str(info.value) and "comprehension" in str(info.value)
