@@ -61,7 +61,7 @@ class BuiltinLifter:
                 and callee.__name__ not in _READERS):
             if any(v is owner and is_comprehension_list(n)
                    for n, v in self.frame.scope.env.items()):
-                raise data_dependent_length(UnsupportedOperationError)
+                raise data_dependent_length()
             raise UnsupportedOperationError(
                 f"{type(owner).__name__}.{callee.__name__}() changes a {type(owner).__name__} "
                 "built before this data-dependent branch or loop",

@@ -28,6 +28,7 @@ from .desugar import (BROKE, CONTINUED, FLAGS, RESULT, RETURNED, hint_of, signal
                       sure_signal)
 from .iterables import Appender, LoopList
 from .alias import LOOSE
+from .comprehensions import data_dependent_length, is_comprehension_list
 from .values import (ABSENT, Undefined, Zero, convert, describe_tree, flatten,
                      is_dynamic_leaf, placeholder, same_static, type_of, unflatten, unify, zeros)
 
@@ -186,6 +187,8 @@ class CarryLifter:
             if not isinstance(lst, list) or (id(lst) not in self.own_ids
                                              and id(lst) not in self.frozen_ids):
                 continue
+            if lst and is_comprehension_list(name):  # a nested clause: unrolled if it can be
+                raise data_dependent_length()
             if lst:
                 raise UnsupportedOperationError(
                     f"{name} holds {len(lst)} item(s) before the loop that appends to it",

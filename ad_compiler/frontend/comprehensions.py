@@ -29,6 +29,8 @@ from functools import partial
 
 import gast
 
+from ..errors import UnsupportedOperationError
+
 _BODIES = ("body", "orelse", "finalbody")
 #: the names of the lists comprehensions build start with it (not a valid user name
 #: in practice: a leading underscore and a counter)
@@ -40,11 +42,16 @@ def is_comprehension_list(name: str) -> bool:
     return name.startswith(PREFIX) and name[len(PREFIX):].isdigit()
 
 
-def data_dependent_length(cls):
+class DataDependentLength(UnsupportedOperationError):
+    """A comprehension's list would get a run-time number of items: a ``for`` over a
+    constant number of items is then unrolled (:mod:`.loops`)."""
+
+
+def data_dependent_length():
     """The error for a comprehension whose filter or inner ``for`` is inside a loop
     lifted to a loop op (over range(), array rows ...), which appends one item per
     iteration, or whose filter depends on run-time data."""
-    return cls("a list comprehension with an 'if' filter or a second 'for' clause over "
+    return DataDependentLength("a list comprehension with an 'if' filter or a second 'for' clause over "
                "range(), array rows or run-time conditions: its length is not one item "
                "per iteration of a compiled loop",
                hint="filter and nest over Python lists or tuples (those loops are unrolled), "

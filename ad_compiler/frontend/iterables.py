@@ -189,7 +189,7 @@ class Appender:
 
     def append(self, value):
         if self._lifter.depth != self.depth and is_comprehension_list(self.name):
-            raise data_dependent_length(UnsupportedOperationError)
+            raise data_dependent_length()
         if self._lifter.depth != self.depth:
             raise UnsupportedOperationError(
                 f"{self.shown}.append() in a nested loop, or under a data-dependent condition "
@@ -293,6 +293,8 @@ class LoopList:
         return self.require_length("len() of")
 
     def append(self, value):
+        if is_comprehension_list(self.name):  # nested clauses: unrolled if they can be
+            raise data_dependent_length()
         raise UnsupportedOperationError(
             f"{self.shown}.append() after the loop that built {self.shown}",
             hint=f"collect everything in one loop, or start a new list and "

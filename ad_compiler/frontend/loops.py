@@ -35,6 +35,7 @@ from __future__ import annotations
 from ..errors import InvalidOperandError, UnsupportedSyntaxError
 from ..ir.control import build_for, build_while
 from ..ir.core import Block, Value
+from .comprehensions import DataDependentLength
 from .carry import CarryLifter, Retry, ShapeChange, index_hint, stackable, zeros_tree
 from .desugar import BROKE, CONTINUED, RESULT
 from .iterables import (Appender, Iteration, LoopList, over_list, over_range, over_rows,
@@ -99,11 +100,12 @@ class LoopLifter(CarryLifter):
         self.unroll(node, items, then=lambda: self.loop_settling_shapes(node, rest, rounds - 1))
 
     def loop_op_or_unrolled(self, node, it) -> None:
-        """The loop op, or, if its body needs the counter as a Python int, the loop
-        unrolled (a ``for`` with a constant trip count only)."""
+        """The loop op, or, if its body needs the counter as a Python int (an index
+        into a Python list, a comprehension's filter ``if k != 1``), the loop unrolled
+        (a ``for`` with a constant trip count only)."""
         try:
             self.structured_loop(node, it)
-        except StaticIndexNeeded:
+        except (StaticIndexNeeded, DataDependentLength):
             if it is None or isinstance(it.n, Value) or it.n > MAX_UNROLL:
                 raise
             with self.located(node.iter):

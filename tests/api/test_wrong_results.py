@@ -451,3 +451,20 @@ def test_messages_name_the_comprehension_not_its_temporary():
     with pytest.raises(UnsupportedOperationError) as info:
         ms.grad(iterates_a_comprehension_in_python)(X3)
     assert "_comp" not in str(info.value) and "comprehension" in str(info.value)
+
+
+def filtered_by_the_counter(x):
+    return np.sum(sum([x[k] * 0.5 for k in range(3) if k != 1]))
+
+
+def filtered_by_data(x):
+    return np.sum(np.stack([x[k] for k in range(3) if x[k] > 0]))
+
+
+def test_a_filter_on_the_counter_unrolls_the_comprehension(api):
+    for x in (X3, Y3):
+        value, grad = ms.value_and_grad(filtered_by_the_counter)(x.copy())
+        api.assert_values(value, filtered_by_the_counter(x))
+        api.assert_grad(grad, api.fd_grad(filtered_by_the_counter, [x], 0), x)
+    with pytest.raises(UnsupportedOperationError, match="its length is not"):
+        ms.grad(filtered_by_data)(X3)   # the length depends on the data
