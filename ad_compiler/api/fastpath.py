@@ -65,7 +65,7 @@ def _selected(entry, args):
     return [args[p] for p in entry.positions]
 
 
-def guarded(key, fast, captured=None, owner=None, held=()):
+def guarded(key, fast, captured=None, owner=None):
     """``guard(args)``: the gradient when ``args`` have signature ``key`` (see
     :func:`ndarray_signature`) and the captured state is still what the code was
     compiled for, else ``guard`` itself.
@@ -74,9 +74,7 @@ def guarded(key, fast, captured=None, owner=None, held=()):
     compared by identity (NumPy's built-in dtypes are singletons); an equal dtype
     that is another object only takes the slower path. The reads and checks of
     the ``captured`` state (api/state.py) are inlined after the input checks, with
-    ``owner`` as their root; the captured arrays follow the inputs. ``held``: the
-    objects the gradient function keeps alive (the function and its code's owner),
-    which the guard may reference directly.
+    ``owner`` as their root; the captured arrays follow the inputs.
     """
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
@@ -90,8 +88,7 @@ def guarded(key, fast, captured=None, owner=None, held=()):
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "pass"
-    read, outs = reader_code(captured, namespace, "return guard", held) if captured \
-        else ("", [])
+    read, outs = reader_code(captured, namespace, "return guard") if captured else ("", [])
     call = f"fn({', '.join(names + outs)})" + ("[0]" if bare else "")
     if read:
         read = ("            try:\n" + indent(read, 16)

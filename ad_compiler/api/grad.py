@@ -146,8 +146,7 @@ class GradFunction:
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = self._hot = guarded(key, fast, entry.captured, self._owner,
-                                                  _functions_of(self.fn))
+            self._fast[key] = self._hot = guarded(key, fast, entry.captured, self._owner)
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):
@@ -359,10 +358,3 @@ def _static_lowering(api_fn, weights_at=None):
 register_lowering(grad, _static_lowering(grad, weights_at=2))
 register_lowering(value_and_grad, _static_lowering(value_and_grad, weights_at=2))
 register_lowering(GradOperation, _static_lowering(GradOperation))
-
-
-def _functions_of(fn) -> tuple:
-    """The Python functions a gradient function of ``fn`` keeps alive through ``fn``
-    (a bound method's function, a Cell's ``construct``)."""
-    found = [fn, getattr(fn, "__func__", None), getattr(type(fn), "construct", None)]
-    return tuple(f for f in found if f is not None)

@@ -109,13 +109,11 @@ def changed_read(state, owner):
     return None if k is None else state.reads[k]
 
 
-def reader_code(state, ns: dict, fail: str, held=()) -> tuple[str, list[str]]:
+def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
     """The statements that read and check ``state`` (running ``fail`` when a check
     fails, with ``{k}`` replaced by the index of the read; exceptions are the
     caller's to catch) and the expressions of the captured arrays. The objects they
-    use are put in ``ns``; ``owner`` must be defined. A weakly held root that is
-    one of ``held`` (objects the caller keeps alive anyway, such as the function
-    being differentiated) is referenced directly, saving a call per check."""
+    use are put in ``ns``; ``owner`` must be defined."""
     ns.update(ndarray=np.ndarray, MethodType=types.MethodType, matches=matches)
     body = []
     if state.epoch is not None:
@@ -123,13 +121,9 @@ def reader_code(state, ns: dict, fail: str, held=()) -> tuple[str, list[str]]:
         ns["cells"] = cell_module
         body.append(f"if cells.EPOCH != {int(state.epoch)}:\n    {fail.replace('{k}', 'None')}")
     names: dict[int, str] = {}
-    held_ids = {id(obj) for obj in held}
     for k, read in enumerate(state.reads):
-        root = read.step[-1] if read.parent is None and read.step[0] == "held" else None
-        if root is not None and not isinstance(root, Strong) and id(root()) in held_ids:
-            root = Strong(root())
-        if isinstance(root, Strong):
-            names[id(read)] = _held(ns, f"r{k}", root)  # held strongly: no check
+        if read.parent is None and isinstance(read.step[-1], Strong):
+            names[id(read)] = _held(ns, f"r{k}", read.step[1])  # a dict or a cell: no check
             continue
         name = names[id(read)] = f"v{k}"
         body.append(f"{name} = {_access(read, names, ns, k)}")
