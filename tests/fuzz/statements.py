@@ -66,7 +66,9 @@ def view(g):
     x = _target(g)
     v = g.env[x]
     forms = [f"{x}[1:]", f"{x}[::-1]" if v.ndim == 1 else f"{x}[0]", f"{x}.reshape(-1)",
-             f"{x}.T", f"{x}[:, 1:]" if v.ndim == 2 else f"{x}[:-1]"]
+             f"{x}.T", f"{x}[:, 1:]" if v.ndim == 2 else f"{x}[:-1]",
+             f"np.expand_dims({x}, 0)", f"np.squeeze({x}[:1], 0)", f"{x}[..., 0]",
+             f"{x}[None]", f"np.transpose({x})"]
     return [f"{g.fresh_name('v')} = {g.choice(forms)}"]
 
 
