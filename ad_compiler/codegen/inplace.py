@@ -148,6 +148,16 @@ def _region_sources(op) -> list[set]:
         init = op.inputs[1:] if op.prim == "for" else op.inputs
         for j, v in enumerate(init):
             sources[j].add(id(v))
+        # what the body yields (a tape stacks it) may be a carried argument, which on
+        # the first iteration is the loop's initial value
+        body = op.regions[-1]
+        carried = body.args[1:] if op.prim == "for" else body.args
+        first = {id(a): id(v) for a, v in zip(carried, init)}
+        body_root = _alias_roots(body)
+        for j, y in enumerate(body.results[:len(sources)]):
+            g = body_root.get(id(y), id(y))
+            if g in first:
+                sources[j].add(first[g])
     for region in (op.regions if op.prim == "if" else op.regions[-1:]):
         outer = _outer_sources(region)
         for j, y in enumerate(region.results[:len(sources)]):

@@ -123,3 +123,25 @@ def test_a_carried_value_that_is_also_stacked_is_not_overwritten(ir):
     # buffer, never into the carried one the list already holds
     assert "acc_2 += " not in source and "sin += acc_2" in source
     ir.check(fn, np.array([0.1, 0.2, 0.3]))          # the stacked rows stay distinct
+
+
+def _tape_holds_a_view(x):
+    t = x * x
+    v = t[:, 0]               # a view of t, taped by the outer loop on its first pass
+    for i in range(1):
+        for j in range(3):
+            v = v * 0.9 + np.tanh(v)
+    return np.sum(t * t) + np.sum(v * v)
+
+
+def test_a_buffer_a_loop_tape_may_hold_is_not_overwritten():
+    import ad_compiler as ms
+    x = np.array([[-0.405, -0.75, -1.11], [1.30, 0.20, -1.50], [0.90, 0.71, 0.45]])
+    g = ms.grad(_tape_holds_a_view)(x.copy())
+    want = np.zeros_like(x)
+    for k in range(x.size):
+        hi, lo = x.copy(), x.copy()
+        hi.flat[k] += 1e-6
+        lo.flat[k] -= 1e-6
+        want.flat[k] = (_tape_holds_a_view(hi) - _tape_holds_a_view(lo)) / 2e-6
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
