@@ -87,18 +87,20 @@ def guarded(key, fast, captured=None, owner=None):
             namespace[f"dtype{i}"], namespace[f"shape{i}"] = k
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
-    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "pass"
+    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
     read, outs = reader_code(captured, namespace, "return guard") if captured else ("", [])
     call = f"fn({', '.join(names + outs)})" + ("[0]" if bare else "")
     if read:
-        read = ("            try:\n" + indent(read, 16)
-                + "            except Exception:\n                return guard\n")
+        read = ("        try:\n" + indent(read, 12)
+                + "        except Exception:\n            return guard\n")
+    # unpacking checks the number of inputs (no len() call: a try costs nothing)
+    take = (f"    try:\n        {unpack}\n    except ValueError:\n        return guard\n"
+            if names else "    if args:\n        return guard\n")
     source = (f"def guard(args):\n"
-              f"    if len(args) == {len(key)}:\n"
-              f"        {unpack}\n"
-              f"        if {' and '.join(checks) or 'True'}:\n"
+              f"{take}"
+              f"    if {' and '.join(checks) or 'True'}:\n"
               f"{read}"
-              f"            return {call}\n"
+              f"        return {call}\n"
               f"    return guard\n")
     exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
     return namespace["guard"]
