@@ -35,6 +35,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from .iterables import Appender
 from .values import flatten
 
 
@@ -338,13 +339,11 @@ class AliasLifter:
                 hint="append a copy in the loop: ys.append(v.copy())")
         for frame in self.frames:
             for value in frame.scope.env.values():
-                items = getattr(value, "items", None)
-                if isinstance(items, list) and any(i is old for i in items) \
-                        and type(value).__name__ == "Appender":
+                if isinstance(value, Appender) and any(i is old for i in value.items):
                     raise UnsupportedOperationError(
-                        f"this writes into an array already appended to {value.name} in "
+                        f"this writes into an array already appended to {value.shown} in "
                         "this iteration", hint="append a copy: "
-                        f"{value.name}.append(v.copy())")
+                        f"{value.code}.append(v.copy())")
 
     def _shown(self, value) -> str:
         for frame in reversed(self.frames):

@@ -185,6 +185,7 @@ class Appender:
     def __init__(self, lifter, name: str):
         self._lifter, self.name, self.depth = lifter, name, lifter.depth
         self.shown = shown_list(name)
+        self.code = name if self.shown == name else "..."  # in a hint's code
         self.items: list = []
 
     def append(self, value):
