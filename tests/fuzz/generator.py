@@ -19,7 +19,7 @@ import numpy as np
 
 from . import statements
 from .program import HEADER, Program, finite, fresh, load_module
-from .recipes import RARE, RECIPES, Reject
+from .recipes import FEATURE_OF, RARE, RECIPES, Reject
 
 BOUND = 1e3
 
@@ -45,6 +45,8 @@ _NONDIFF = ("_operator.eq", "_operator.ne", "_operator.gt", "_operator.ge", "_op
 
 def recipe_feature(key: str) -> str:
     """The feature a recipe belongs to."""
+    if key in FEATURE_OF:
+        return FEATURE_OF[key]
     name = key.rsplit(".", 1)[-1]
     if key.startswith("ad_compiler.api."):
         return "higher_order"

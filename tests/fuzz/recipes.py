@@ -10,6 +10,12 @@ ones that fail in plain Python.
 (the lowering table, methods, attributes, the builtins and ``math`` functions
 the frontend handles). ``RECIPES`` must cover it: a new lowering without a
 recipe makes ``test_every_lowering_has_a_recipe`` fail, naming it.
+
+A family of primitives may keep its recipes in its own module
+``tests/fuzz/recipes_<family>.py``: it defines ``RECIPES`` (key -> recipe, as
+here, using this module's helpers) and may define ``FEATURES`` (key -> the
+generator feature the recipe belongs to, when the name-based default of
+``generator.recipe_feature`` does not fit). They are merged in at import.
 """
 from __future__ import annotations
 
@@ -404,3 +410,26 @@ _UNARY = {"sin": "", "cos": "", "tanh": "", "square": "", "exp": "bounded", "log
 for _name, _domain in _UNARY.items():
     RECIPES[f"numpy.{_name}"] = _unary(f"np.{_name}({{0}})", _domain)
     RECIPES[f"ad_compiler.ops.operations.{_name}"] = _unary(f"ops.{_name}({{0}})", _domain)
+
+
+#: key -> feature, for recipes whose feature is not the name-based default
+FEATURE_OF: dict[str, str] = {}
+
+
+def _merge_family_modules() -> None:
+    """Merge ``RECIPES``/``FEATURES`` of every ``recipes_<family>.py`` next to this file."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+        if not info.name.startswith("recipes_"):
+            continue
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        clash = set(module.RECIPES) & set(RECIPES)
+        if clash:
+            raise ValueError(f"{info.name}: recipes declared twice: {sorted(clash)}")
+        RECIPES.update(module.RECIPES)
+        FEATURE_OF.update(getattr(module, "FEATURES", {}))
+
+
+_merge_family_modules()
