@@ -71,3 +71,48 @@ def winners(shape, index):
     ids = np.full(shape, -1, dtype=order.dtype)
     ids[index] = order
     return ids[index] == order
+
+
+def gap_divide(a, w, sign=0):
+    """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
+
+    The eigenvector adjoints' division by eigenvalue gaps (ops/decompositions.py).
+    Where ``w[i]`` and ``w[j]`` coincide to rounding the entry is 0 if its numerator
+    is negligible; otherwise the derivative does not exist and this raises
+    :class:`~ad_compiler.errors.GradValueError`.
+    """
+    a = np.asarray(a)
+    w = np.asarray(w)
+    dtype = np.result_type(a, w)
+    num = a + sign * np.swapaxes(a, -1, -2) if sign else a
+    gap = w[..., None, :] - w[..., :, None]
+    eps = np.finfo(dtype).eps
+    scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
+    tied = np.abs(gap) <= 16 * w.shape[-1] * eps * scale
+    off = tied & ~np.eye(w.shape[-1], dtype=bool)
+    if off.any():
+        size = np.max(np.abs(a), axis=(-2, -1), keepdims=True)
+        if np.any(off & (np.abs(num) > np.sqrt(eps) * size)):
+            from .errors import GradValueError
+            raise GradValueError(
+                "the derivative of the eigenvectors (or singular vectors) does not exist "
+                "here: two eigenvalues (singular values) are equal and the result depends "
+                "on the choice of basis of their eigenspace",
+                hint="make the loss depend on the eigenspace only (e.g. v @ np.diag(w) @ v.T, "
+                     "or the eigenvalues alone), or break the tie in the input")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(tied, 0, num / np.where(tied, 1, gap))
+    return out.astype(dtype, copy=False)
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq(a, b, rcond)[0]`` for a full-rank ``a``, else
+    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops)."""
+    x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
+    if rank < min(np.shape(a)):
+        from .errors import GradValueError
+        raise GradValueError(
+            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a))}; the "
+            "least-squares solution is differentiable only where the matrix has full rank",
+            hint="regularise the problem (e.g. solve (a.T @ a + lam * I) x = a.T @ b)")
+    return x
