@@ -77,9 +77,10 @@ def gap_divide(a, w, sign=0):
     """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
 
     The eigenvector adjoints' division by eigenvalue gaps (ops/decompositions.py).
-    Where ``w[i]`` and ``w[j]`` coincide to rounding the entry is 0 if its numerator
-    is negligible; otherwise the derivative does not exist and this raises
-    :class:`~ad_compiler.errors.GradValueError`.
+    Where ``w[i]`` and ``w[j]`` coincide (to rounding) the quotient is 0/0, and its
+    limit depends on more than these values: the entry is 0 only when its
+    numerator is exactly 0 (nothing flows through that pair); otherwise this
+    raises :class:`~ad_compiler.errors.GradValueError` rather than guess.
     """
     a = np.asarray(a)
     w = np.asarray(w)
@@ -89,17 +90,14 @@ def gap_divide(a, w, sign=0):
     eps = np.finfo(dtype).eps
     scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
     tied = np.abs(gap) <= 16 * w.shape[-1] * eps * scale
-    off = tied & ~np.eye(w.shape[-1], dtype=bool)
-    if off.any():
-        size = np.max(np.abs(a), axis=(-2, -1), keepdims=True)
-        if np.any(off & (np.abs(num) > np.sqrt(eps) * size)):
-            from .errors import GradValueError
-            raise GradValueError(
-                "the derivative of the eigenvectors (or singular vectors) does not exist "
-                "here: two eigenvalues (singular values) are equal and the result depends "
-                "on the choice of basis of their eigenspace",
-                hint="make the loss depend on the eigenspace only (e.g. v @ np.diag(w) @ v.T, "
-                     "or the eigenvalues alone), or break the tie in the input")
+    if np.any(tied & (num != 0) & ~np.eye(w.shape[-1], dtype=bool)):
+        from .errors import GradValueError
+        raise GradValueError(
+            "the derivative through the eigenvectors (or singular vectors) cannot be "
+            "computed here: two eigenvalues (singular values) are equal, so the vectors "
+            "are not determined by the matrix",
+            hint="use the eigenvalues (singular values) alone, or a matrix function "
+                 "written with them, or break the tie in the input")
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(tied, 0, num / np.where(tied, 1, gap))
     return out.astype(dtype, copy=False)

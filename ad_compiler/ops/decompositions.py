@@ -26,11 +26,14 @@ function (``a + a.T``) the chain rule gives the usual symmetric gradient.
 **Degenerate spectra.** The eigenvectors' (and singular vectors') adjoints
 divide by eigenvalue gaps, through the primitive ``gap_divide(a, w, sign)`` =
 ``F * (a + sign * a^T)`` with ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal.
-Where two eigenvalues coincide (to rounding) that entry is 0 when its numerator
-is negligible (a loss that does not depend on the choice of basis of the
-eigenspace gives exactly that) and otherwise a
-:class:`~ad_compiler.errors.GradValueError` at run time: the derivative does not
-exist there, and a NaN is never returned silently.
+Where two eigenvalues coincide (to rounding) the quotient is 0/0 and its limit
+is not determined by the values at hand. The entry is 0 when its numerator is
+exactly 0 (no cotangent flows through that pair of vectors: the loss reads
+only eigenvectors of simple eigenvalues); otherwise the adjoint raises
+:class:`~ad_compiler.errors.GradValueError` at run time. That includes losses
+which do not depend on the basis of the eigenspace (``v @ diag(f(w)) @ v.T``)
+and are differentiable there: their derivative is a limit the per-component
+adjoints cannot form, so it is refused rather than returned wrong.
 
 Rules, with ``'`` the matrix transpose of a batch (Giles, "An extended
 collection of matrix derivative results", 2008; Townsend, "Differentiating the
