@@ -114,3 +114,18 @@ def lstsq(a, b, rcond=None):
             "least-squares solution is differentiable only where the matrix has full rank",
             hint="regularise the problem (e.g. solve (a.T @ a + lam * I) x = a.T @ b)")
     return x
+
+
+def reciprocal_nonzero(s):
+    """``1 / s`` for singular values ``s`` (last axis), or
+    :class:`~ad_compiler.errors.GradValueError` if one is 0 to rounding."""
+    s = np.asarray(s)
+    eps = np.finfo(s.dtype if s.dtype.kind == "f" else np.float64).eps
+    scale = np.max(np.abs(s), axis=-1, keepdims=True)
+    if np.any(np.abs(s) <= s.shape[-1] * eps * scale):
+        from .errors import GradValueError
+        raise GradValueError(
+            "a singular value is 0: the singular vectors of a rank-deficient non-square "
+            "matrix have no derivative",
+            hint="use the singular values alone, or make the matrix full rank")
+    return 1 / s

@@ -47,7 +47,10 @@ algebra functions", 2012):
 * ``cholesky``: ``dL = L Φ(L⁻¹ dA L⁻'))``, Φ the lower triangle with half the diagonal;
 * ``eigh``: ``dw = diag(V' dA V)``, ``dV = V (F ∘ (V' dA V))``;
 * ``svd`` (``full_matrices=False``): Townsend's formulas, the terms with
-  ``I - U U'`` / ``I - V V'`` only where the matrix is not square;
+  ``I - U U'`` / ``I - V V'`` only where the matrix is not square; they divide by
+  the singular values through ``recip_nonzero``, which raises ``GradValueError``
+  on a zero singular value (the vectors of a rank-deficient non-square matrix
+  have no derivative);
 * ``qr`` (``mode='reduced'``, ``m >= n``): ``C = Q' dA R⁻¹``,
   ``Ω = tril(C, -1) - tril(C, -1)'``, ``dQ = Q (Ω - C) + dA R⁻¹``, ``dR = (C - Ω) R``;
 * ``pinv`` (constant, full rank): Golub and Pereyra's derivative;
@@ -388,6 +391,14 @@ def lower_eigvalsh(b, a, UPLO="L"):
 
 # -- svd --------------------------------------------------------------------------------------
 
+primitive(
+    "recip_nonzero", emit="rt.reciprocal_nonzero({0})", infer=lambda t: t, family=F,
+    vjp=lambda b, ct, out, s: (b.neg(b.mul(ct, b.mul(out, out))),),
+    jvp=lambda b, t, out, s: b.neg(b.mul(t[0], b.mul(out, out))),
+    domain="positive", examples=[ex((3,)), ex((2, 3))],
+)
+
+
 def _svd_infer(t, *, part=1):
     t = _matrices("svd", t)
     m, n = t.shape[-2:]
@@ -415,14 +426,14 @@ def _svd_vjp(b, ct, out, x, *, part=1):
         g = _mm(b, u, b.mul(k, _row(b, s)), vt)
         if m > n:
             rest = b.sub(ct, _mm(b, u, _T(b, u), ct))
-            g = b.add(g, b.matmul(rest, b.div(vt, _col(b, s))))
+            g = b.add(g, b.matmul(rest, b.mul(vt, _col(b, b.recip_nonzero(s)))))
         return (g,)
     # part 2 (V'): U S (F o (V'V̄ - V̄'V)) V' + U S⁻¹ V̄' (I - VV')
     k = b.gap_divide(b.matmul(vt, _T(b, ct)), squares, sign=-1)
     g = _mm(b, u, b.mul(_col(b, s), k), vt)
     if n > m:
         rest = b.sub(ct, _mm(b, ct, _T(b, vt), vt))
-        g = b.add(g, b.matmul(b.div(u, _row(b, s)), rest))
+        g = b.add(g, b.matmul(b.mul(u, _row(b, b.recip_nonzero(s))), rest))
     return (g,)
 
 
@@ -437,13 +448,13 @@ def _svd_jvp(b, t, out, x, *, part=1):
         du = b.matmul(u, b.gap_divide(b.mul(dp, _row(b, s)), squares, sign=1))
         if m > n:
             rest = b.sub(b.matmul(t[0], _T(b, vt)), b.matmul(u, dp))
-            du = b.add(du, b.div(rest, _row(b, s)))
+            du = b.add(du, b.mul(rest, _row(b, b.recip_nonzero(s))))
         return du
     # d(V') = -(F o (S dP + dP' S)) V' + S⁻¹ U' dA (I - VV')
     dvt = b.neg(b.matmul(b.gap_divide(b.mul(_col(b, s), dp), squares, sign=1), vt))
     if n > m:
         rest = b.sub(b.matmul(_T(b, u), t[0]), b.matmul(dp, vt))
-        dvt = b.add(dvt, b.div(rest, _col(b, s)))
+        dvt = b.add(dvt, b.mul(rest, _col(b, b.recip_nonzero(s))))
     return dvt
 
 

@@ -300,6 +300,13 @@ def test_degenerate_singular_values_are_a_clear_error():
         ms.grad(svd_u)(np.eye(3, 2) * 2.0)
 
 
+def test_rank_deficient_tall_svd_is_a_clear_error():
+    x = np.zeros((3, 2))
+    x[0, 0] = 1.0
+    with pytest.raises(GradValueError, match="singular value is 0"):
+        ms.grad(svd_invariant)(np.concatenate([x, np.zeros((1, 2))]))
+
+
 def test_rank_deficient_lstsq_is_a_clear_error():
     with pytest.raises(GradValueError, match="rank 1"):
         ms.grad(lstsq_loss)(np.ones((4, 2)))
