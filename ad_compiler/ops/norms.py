@@ -6,16 +6,64 @@ magnitude; 0: the number of nonzero entries, which has a zero derivative; any
 other ``p``: ``sum(|x|**p) ** (1/p)``) and matrix norms over two axes
 (``'fro'``; 1/-1 and ``inf``/``-inf``: the extreme column/row sums of
 magnitudes; 2/-2 and ``'nuc'``: the largest/smallest/sum of the singular values,
-through the ``svdvals`` primitive). The derivative is that of the composition:
-like NumPy's functions it does not exist where a norm has a kink (the 2-norm of
-a zero vector gives NaN, ``max`` splits between ties as its rule says).
+through the ``svdvals`` primitive).
+
+The 2-norm (and Frobenius norm) and the general ``p``-norms are the primitive
+``norm`` (NumPy's own call): their derivative at a zero vector, where the norm
+has a kink, is the subgradient 0, as ``np.abs`` takes ``sign(0) = 0``, rather
+than the 0/0 of the formula. Elsewhere a kink follows the rule of the op that
+has it (``max``, ``abs``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ad.rules import lowering
+from ..ad.rules import ex, lowering, primitive
 from ._infer import normalize_axis
+from .reduction import keep_dims_of, reduce_infer
+
+_sum_infer = reduce_infer("sum")
+
+
+def _norm_infer(t, *, ord=None, axis=None, keepdims=False):
+    if ord is not None and not isinstance(axis, int):
+        raise ValueError(f"norm: ord={ord!r} needs one axis, got axis={axis!r}")
+    return _sum_infer(t, axis=axis, keepdims=keepdims)
+
+
+def _slope(b, x, out, ord, axis, keepdims):
+    """The gradient of the norm ``out`` of ``x``, 0 where the norm is 0 (shaped as ``x``)."""
+    kept = keep_dims_of(b, out, x, axis, keepdims)
+    den = b.where(b.equal(kept, b.const(0)), b.const(1), kept)
+    if ord in (None, 2):
+        return b.div(x, den)
+    power = float(ord) - 1.0
+    top = b.mul(b.sign(x), b.pow_scalar(b.abs(x), exponent=power))
+    return b.div(top, b.pow_scalar(den, exponent=power))
+
+
+def _norm_vjp(b, ct, out, x, *, ord=None, axis=None, keepdims=False):
+    ct = keep_dims_of(b, ct, x, axis, keepdims)
+    return (b.mul(ct, _slope(b, x, out, ord, axis, keepdims)),)
+
+
+def _norm_jvp(b, t, out, x, *, ord=None, axis=None, keepdims=False):
+    return b.sum(b.mul(t[0], _slope(b, x, out, ord, axis, keepdims)), axis=axis,
+                 keepdims=keepdims)
+
+
+primitive(
+    "norm", emit="np.linalg.norm({0}, {ord}, axis={axis}, keepdims={keepdims})",
+    infer=_norm_infer, vjp=_norm_vjp, jvp=_norm_jvp, family="linalg",
+    examples=[ex((3,), ord=None, axis=None, keepdims=False),
+              ex((2, 3), ord=None, axis=1, keepdims=True),
+              ex((2, 3), ord=None, axis=(0, 1), keepdims=False),
+              ex((2, 3, 2), ord=None, axis=(2, 0), keepdims=True),
+              ex((2, 3), ord=None, axis=None, keepdims=True),
+              ex((4,), ord=3.0, axis=0, keepdims=False),
+              ex((2, 3), ord=1.5, axis=-1, keepdims=True),
+              ex((2, 3), ord=0.5, axis=0, keepdims=False)],
+)
 
 
 def _sum(b, x, axis, keepdims=False):
@@ -24,7 +72,7 @@ def _sum(b, x, axis, keepdims=False):
 
 def _vector_norm(b, x, ord, axis, keepdims):
     if ord in (None, 2):
-        return b.sqrt(_sum(b, b.mul(x, x), axis, keepdims))
+        return b.norm(x, ord=None, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     if ord == np.inf:
@@ -36,8 +84,7 @@ def _vector_norm(b, x, ord, axis, keepdims):
         return _sum(b, nonzero, axis, keepdims)
     if ord == 1:
         return _sum(b, b.abs(x), axis, keepdims)
-    total = _sum(b, b.pow_scalar(b.abs(x), exponent=float(ord)), axis, keepdims)
-    return b.pow_scalar(total, exponent=1.0 / float(ord))
+    return b.norm(x, ord=float(ord), axis=axis, keepdims=keepdims)
 
 
 def _singular_values(b, x, row, col):
@@ -64,7 +111,7 @@ def _matrix_norm(b, x, ord, row, col):
         sums = _sum(b, b.abs(x), col)
         return (b.max if ord == np.inf else b.min)(sums, axis=row - (row > col))
     if ord in (None, "fro", "f"):
-        return b.sqrt(_sum(b, b.mul(x, x), (min(row, col), max(row, col))))
+        return b.norm(x, ord=None, axis=(row, col), keepdims=False)
     raise ValueError("Invalid norm order for matrices.")
 
 
@@ -78,12 +125,11 @@ def lower_norm(b, x, ord=None, axis=None, keepdims=False):
     nd = t.ndim
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            out = b.sqrt(_sum(b, b.mul(x, x), None))
-            return b.reshape(out, shape=(1,) * nd) if keepdims else out
+            return b.norm(x, ord=None, axis=None, keepdims=bool(keepdims))
         axis = tuple(range(nd))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     if len(axes) == 1:
-        return _vector_norm(b, x, ord, normalize_axis(axes, nd)[0], keepdims)
+        return _vector_norm(b, x, ord, normalize_axis(axes, nd)[0], bool(keepdims))
     if len(axes) != 2:
         raise ValueError("Improper number of dimensions to norm.")
     row, col = (normalize_axis(a, nd)[0] for a in axes)

@@ -251,6 +251,17 @@ def test_norm_ord_zero_has_zero_gradient():
     assert np.all(grad == 0)
 
 
+def norm_of_zeros(x):
+    zero = x * (np.max(x) - np.max(x))
+    return (np.linalg.norm(zero) + np.sum(np.linalg.norm(zero, "fro", axis=(1, 0)))
+            + np.sum(np.linalg.norm(zero, 3, axis=0)) + np.linalg.norm(x[0]))
+
+
+def test_norm_of_zeros_has_the_zero_subgradient():
+    """The input is constant: finite differences see a slope of 0, not 0/0."""
+    check(norm_of_zeros, NORM_X)
+
+
 def test_norm_errors_like_numpy():
     with pytest.raises(ValueError, match="Invalid norm order"):
         ms.grad(norm_of("fro", axis=0))(NORM_X.copy())
