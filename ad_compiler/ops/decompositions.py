@@ -73,6 +73,12 @@ from .linalg import swap_last
 F = "linalg"
 _T = swap_last
 
+# NumPy's named result tuples (``np.linalg.eigh(a).eigenvalues``), found by calling
+_EighResult = type(np.linalg.eigh(np.eye(1)))
+_SVDResult = type(np.linalg.svd(np.eye(1)))
+_QRResult = type(np.linalg.qr(np.eye(1)))
+_SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+
 
 # -- helpers over batches of matrices ------------------------------------------------------
 
@@ -194,7 +200,7 @@ primitive(
 def lower_slogdet(b, a):
     """``(sign, logabsdet)``; the sign is piecewise constant (no derivative)."""
     a = b.const(a)
-    return b.slogdet_sign(a), b.slogdet(a)
+    return _SlogdetResult(b.slogdet_sign(a), b.slogdet(a))
 
 
 # -- solve ----------------------------------------------------------------------------------
@@ -380,7 +386,7 @@ def lower_eigh(b, a, UPLO="L"):
     """``(w, v)``: the eigenvalues (ascending) and the eigenvectors (columns)."""
     a = b.const(a)
     _uplo(UPLO)
-    return b.eigh(a, UPLO=UPLO, part=0), b.eigh(a, UPLO=UPLO, part=1)
+    return _EighResult(b.eigh(a, UPLO=UPLO, part=0), b.eigh(a, UPLO=UPLO, part=1))
 
 
 @lowering(np.linalg.eigvalsh)
@@ -489,7 +495,7 @@ def lower_svd(b, a, full_matrices=True, compute_uv=True, hermitian=False):
             "np.linalg.svd of a non-square matrix needs full_matrices=False to be "
             "differentiated (the completed bases are not unique)",
             hint="call np.linalg.svd(a, full_matrices=False)")
-    return _svd_parts(b, a)
+    return _SVDResult(*_svd_parts(b, a))
 
 
 # -- qr ---------------------------------------------------------------------------------------
@@ -552,7 +558,7 @@ def lower_qr(b, a, mode="reduced"):
             f"np.linalg.qr(..., mode={mode!r}) is not supported", hint="use mode='reduced'")
     if mode == "r":
         return b.qr(a, part=1)
-    return b.qr(a, part=0), b.qr(a, part=1)
+    return _QRResult(b.qr(a, part=0), b.qr(a, part=1))
 
 
 # -- pinv, lstsq ------------------------------------------------------------------------------

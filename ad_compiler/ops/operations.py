@@ -45,8 +45,9 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
-    if seen and type(out) is tuple:  # several results (ops.svd): a Tensor each
-        return tuple(_tensor.wrap(v) for v in out)
+    if seen and isinstance(out, tuple):  # several results (ops.svd): a Tensor each
+        items = [_tensor.wrap(v) for v in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
     return _tensor.wrap(out) if seen else out
 
 

@@ -74,6 +74,14 @@ def chol_upper(x):
     return np.sum(np.sin(np.linalg.cholesky(s, upper=True)))
 
 
+def named_results(x):
+    e = np.linalg.eigh(x @ x.T + 3 * np.eye(3))
+    d = np.linalg.svd(x, full_matrices=False)
+    f = np.linalg.qr(x)
+    return (np.sum(e.eigenvalues) + np.sum(d.S * d.U[0] * d.Vh[:, 0]) + np.sum(f.R)
+            + np.linalg.slogdet(x).logabsdet)
+
+
 def eigh_values(x):
     w, v = np.linalg.eigh(x + x.T)
     return np.sum(w ** 3)
@@ -147,6 +155,7 @@ CASES = [
     ("pinv", pinv_loss, RNG.uniform(-1, 1, (4, 2))),
     ("lstsq", lstsq_loss, RNG.uniform(-1, 1, (4, 2))),
     ("matrix_power", matrix_power_loss, _wellcond(3) * 0.5),
+    ("named-results", named_results, _wellcond(3)),
 ]
 
 
@@ -363,3 +372,10 @@ def test_mindspore_ops_spellings():
     check(ms_spellings, x)
     s, u, v = ops.svd(ms.Tensor(x))
     np.testing.assert_allclose((u.asnumpy() * s.asnumpy()) @ v.asnumpy().T, x, atol=1e-12)
+    sign, logdet = ops.slogdet(ms.Tensor(x))
+    assert isinstance(logdet, ms.Tensor)
+    np.testing.assert_allclose(sign.asnumpy() * np.exp(logdet.asnumpy()), np.linalg.det(x))
+    q, r = ops.qr(ms.Tensor(x))
+    np.testing.assert_allclose(q.asnumpy() @ r.asnumpy(), x, atol=1e-12)
+    np.testing.assert_allclose(ops.norm(ms.Tensor(x), dim=0).asnumpy(),
+                               np.linalg.norm(x, axis=0))
