@@ -189,6 +189,32 @@ def test_float32_values_and_gradients_stay_float32():
     assert np.asarray(float32_only(x.copy())).dtype == np.float32
 
 
+def batched_factors(x):
+    spd = x @ x.transpose(0, 2, 1) + 3 * np.eye(3)
+    w, v = np.linalg.eigh(spd)
+    u, sv, vt = np.linalg.svd(x[:, :, :2], full_matrices=False)
+    q, r = np.linalg.qr(x[:, :, :2])
+    low = np.linalg.cholesky(spd)
+    root = (v * np.sqrt(w)[:, None, :]) @ v.transpose(0, 2, 1)
+    return (np.sum(np.sin(root)) + np.sum((u * sv[:, None, :]) @ vt) + np.sum(sv ** 3) + np.sum(q @ r) + np.sum(low ** 2 * np.arange(3.0)))
+
+
+def test_batched_decompositions():
+    check(batched_factors, RNG.uniform(-1, 1, (2, 3, 3)))
+
+
+@pytest.mark.parametrize("fn,x", [c[1:] for c in CASES if c[0] in (
+    "inv", "solve-matrix", "eigh-invariant", "svd-tall", "qr", "cholesky-upper", "lstsq")],
+    ids=["inv", "solve", "eigh", "svd", "qr", "cholesky", "lstsq"])
+def test_forward_mode(fn, x):
+    """``ms.jvp`` (the JVP rules) along a random direction, against central differences."""
+    direction = RNG.uniform(-1, 1, x.shape)
+    out, tangent = ms.jvp(fn, x.copy(), direction)
+    eps = 1e-6
+    expected = (fn(x + eps * direction) - fn(x - eps * direction)) / (2 * eps)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-5, atol=1e-6)
+
+
 def eigh_second(x):
     return ms.grad(eigh_invariant)(x)[0, 1]
 
