@@ -476,7 +476,7 @@ primitive(
     family=F, domain="wellcond",
     vjp=lambda b, ct, out, x: (_values_of_svd_vjp(b, ct, x),),
     jvp=lambda b, t, out, x: _svd_jvp(b, t, out, x, part=1),
-    examples=[ex((3, 3)), ex((4, 2)), ex((2, 2, 3))],
+    examples=[ex((3, 3)), ex((4, 2)), ex((2, 2, 3))], aliases=(np.linalg.svdvals,),
 )
 
 

@@ -1,4 +1,4 @@
-"""``np.linalg.norm``: every ``ord`` NumPy accepts, as a composition of primitives.
+"""``np.linalg.norm`` (every ``ord`` NumPy accepts), ``vector_norm``, ``matrix_norm``, ``cond``.
 
 NumPy's own definitions, op for op: vector norms over one axis (``None``/2: the
 square root of the sum of squares; 1; ``inf``/``-inf``: the largest/smallest
@@ -115,13 +115,18 @@ def _matrix_norm(b, x, ord, row, col):
     raise ValueError("Invalid norm order for matrices.")
 
 
+def _as_float(b, x):
+    x = b.const(x)
+    if b.type_of(x).dtype.kind not in "fc":
+        x = b.cast(x, dtype=np.dtype(np.float64))
+    return x
+
+
 @lowering(np.linalg.norm)
 def lower_norm(b, x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm(x, ord=None, axis=None, keepdims=False)`` with NumPy's meaning."""
-    x = b.const(x)
+    x = _as_float(b, x)
     t = b.type_of(x)
-    if t.dtype.kind not in "fc":
-        x = b.cast(x, dtype=np.dtype(np.float64))
     nd = t.ndim
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
@@ -140,3 +145,46 @@ def lower_norm(b, x, ord=None, axis=None, keepdims=False):
         out = b.reshape(out, shape=tuple(1 if i in (row, col) else d
                                          for i, d in enumerate(t.shape)))
     return out
+
+
+@lowering(np.linalg.vector_norm)
+def lower_vector_norm(b, x, axis=None, keepdims=False, ord=2):
+    """``np.linalg.vector_norm``: the vector norm over ``axis`` (several axes: flattened)."""
+    x = _as_float(b, x)
+    t = b.type_of(x)
+    if axis is None:
+        axes = tuple(range(t.ndim))
+        x, at = b.reshape(x, shape=(t.size,)), 0
+    elif isinstance(axis, tuple):
+        axes = tuple(normalize_axis(a, t.ndim)[0] for a in axis)
+        rest = tuple(i for i in range(t.ndim) if i not in axes)
+        if axes + rest != tuple(range(t.ndim)):
+            x = b.transpose(x, axes=axes + rest)
+        size = int(np.prod([t.shape[i] for i in axes]))
+        x, at = b.reshape(x, shape=(size,) + tuple(t.shape[i] for i in rest)), 0
+    else:
+        at = normalize_axis(axis, t.ndim)[0]
+        axes = (at,)
+    out = _vector_norm(b, x, ord, at, False)
+    if keepdims:
+        out = b.reshape(out, shape=tuple(1 if i in axes else d for i, d in enumerate(t.shape)))
+    return out
+
+
+@lowering(np.linalg.matrix_norm)
+def lower_matrix_norm(b, x, keepdims=False, ord="fro"):
+    """``np.linalg.matrix_norm``: ``norm`` over the last two axes."""
+    return lower_norm(b, x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+@lowering(np.linalg.cond)
+def lower_cond(b, x, p=None):
+    """``np.linalg.cond``: extreme singular values' ratio, or ``norm(x) * norm(inv(x))``."""
+    x = _as_float(b, x)
+    nd = b.type_of(x).ndim
+    if p is None or p in (2, -2):
+        s = b.svdvals(x)
+        big, small = b.max(s, axis=nd - 2), b.min(s, axis=nd - 2)
+        return b.div(small, big) if p == -2 else b.div(big, small)
+    return b.mul(lower_norm(b, x, ord=p, axis=(-2, -1)),
+                 lower_norm(b, b.inv(x), ord=p, axis=(-2, -1)))

@@ -95,6 +95,26 @@ def _norm(fn, axis_name="axis"):
     return recipe
 
 
+def _vector_norm(g):
+    x = g.arr(1, 2)
+    nd = len(_shape(g, x))
+    axis = g.choice(["None", "0", "-1"] + (["(1, 0)", "(0, 1)"] if nd == 2 else []))
+    ord = g.choice(["2", "1", "np.inf", "-np.inf", "3", "0"])
+    keep = g.choice(["", ", keepdims=True"])
+    return f"np.linalg.vector_norm({x}, axis={axis}, ord={ord}{keep})"
+
+
+def _matrix_norm(g):
+    ord = g.choice(["'fro'", "'nuc'", "1", "-1", "np.inf", "-np.inf", "2", "-2"])
+    keep = g.choice(["", ", keepdims=True"])
+    return f"np.linalg.matrix_norm({g.arr(2, 2)}, ord={ord}{keep})"
+
+
+def _cond(g):
+    p = g.choice(["", ", -2", ", 1", ", np.inf", ", 'fro'"])
+    return f"np.linalg.cond({_square(g)}{p})"
+
+
 def _unary(fmt, build=_square):
     def recipe(g):
         return fmt.format(build(g))
@@ -129,6 +149,10 @@ RECIPES = {
     "numpy.linalg.lstsq": _lstsq,
     "numpy.linalg.matrix_power": _matrix_power("np.linalg.matrix_power"),
     "numpy.linalg.norm": _norm("np.linalg.norm"),
+    "numpy.linalg.vector_norm": _vector_norm,
+    "numpy.linalg.matrix_norm": _matrix_norm,
+    "numpy.linalg.cond": _cond,
+    "numpy.linalg.svdvals": _unary("np.linalg.svdvals({0})", _rect),
     "ad_compiler.ops.operations.inverse": _unary("ops.inverse({0})"),
     "ad_compiler.ops.operations.det": _unary("ops.det({0})"),
     "ad_compiler.ops.operations.slogdet": _unary("ops.slogdet({0})[1]"),

@@ -405,3 +405,24 @@ def test_mindspore_ops_spellings():
     np.testing.assert_allclose(q.asnumpy() @ r.asnumpy(), x, atol=1e-12)
     np.testing.assert_allclose(ops.norm(ms.Tensor(x), dim=0).asnumpy(),
                                np.linalg.norm(x, axis=0))
+
+
+def array_api_norms(x):
+    return (np.linalg.vector_norm(x) + np.sum(np.linalg.vector_norm(x, axis=(2, 0), ord=3))
+            + np.sum(np.linalg.vector_norm(x, axis=-1, keepdims=True, ord=1))
+            + np.sum(np.linalg.vector_norm(x, axis=(0, 1), keepdims=True, ord=np.inf))
+            + np.sum(np.linalg.matrix_norm(x)) + np.sum(np.linalg.matrix_norm(x, ord="nuc"))
+            + np.sum(np.linalg.matrix_norm(x, keepdims=True, ord=-np.inf))
+            + np.sum(np.linalg.svdvals(x) ** 2))
+
+
+def conditions(x):
+    return (np.linalg.cond(x) + np.linalg.cond(x, -2) + np.linalg.cond(x, "fro")
+            + np.linalg.cond(x, 1) + np.linalg.cond(x, np.inf))
+
+
+def test_array_api_norms_and_cond():
+    check(array_api_norms, RNG.uniform(-2, 2, (2, 3, 4)))
+    check(conditions, _wellcond(3))
+    assert np.asarray(ms.value_and_grad(conditions)(_wellcond(3).astype(np.float32))[1]).dtype \
+        == np.float32
