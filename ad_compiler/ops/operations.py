@@ -45,6 +45,9 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
+    if seen and isinstance(out, tuple):  # several results (ops.svd): a Tensor each
+        items = [_tensor.wrap(v) for v in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
     return _tensor.wrap(out) if seen else out
 
 
@@ -340,3 +343,55 @@ __all__ = [
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
 ]
+
+
+# -- linear algebra: MindSpore's spellings of np.linalg (ops/decompositions.py) ---------------
+
+from . import decompositions as _dec, norms as _norms  # noqa: E402
+
+inverse = _same_as(np.linalg.inv, "inverse")
+det = _same_as(np.linalg.det, "det")
+slogdet = _same_as(np.linalg.slogdet, "slogdet")
+matrix_power = _same_as(np.linalg.matrix_power, "matrix_power")
+
+
+@functional
+def cholesky(b, input_x, upper=False):
+    """``ops.cholesky(input_x, upper=False)``: as ``np.linalg.cholesky``."""
+    return _dec.lower_cholesky(b, input_x, upper=upper)
+
+
+@functional
+def svd(b, input, full_matrices=False, compute_uv=True):
+    """``ops.svd``: ``(s, u, v)`` (``v``, not its transpose), or ``s`` alone."""
+    if not compute_uv:
+        return _dec.lower_svd(b, input, full_matrices=full_matrices, compute_uv=False)
+    u, s, vt = _dec.lower_svd(b, input, full_matrices=full_matrices)
+    return s, u, _linalg.swap_last(b, vt)
+
+
+@functional
+def qr(b, input, mode="reduced"):
+    """``ops.qr(input, mode='reduced')``: ``(Q, R)``."""
+    return _dec.lower_qr(b, input, mode=mode)
+
+
+@functional
+def pinv(b, x, *, atol=None, rtol=None, hermitian=False):
+    """``ops.pinv(x)`` with the default tolerances (as ``np.linalg.pinv(x)``)."""
+    if atol is not None or rtol is not None:
+        from ..errors import UnsupportedOperationError
+        raise UnsupportedOperationError("ops.pinv(..., atol=, rtol=) is not supported",
+                                        hint="use np.linalg.pinv(x, rcond=...)")
+    return _dec.lower_pinv(b, x, hermitian=hermitian)
+
+
+@functional
+def norm(b, A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """``ops.norm(A, ord=None, dim=None, keepdim=False)``: as ``np.linalg.norm``."""
+    out = _norms.lower_norm(b, A, ord=ord, axis=dim, keepdims=keepdim)
+    return out if dtype is None else b.cast(out, dtype=np.dtype(dtype))
+
+
+__all__ += ["inverse", "det", "slogdet", "matrix_power", "cholesky", "svd", "qr", "pinv",
+            "norm"]
