@@ -14,6 +14,7 @@ Invariants:
   broadcast and casts to its dtype;
 * the JVP is the sum over operands of the same ``einsum`` with that operand
   replaced by its tangent;
+* an einsum of one operand may be a view of it (``'ij->ji'``, ``'ii->i'``);
 * the result dtype is ``np.einsum``'s: operands are arrays there, so a Python
   float operand is a float64 array (``np.einsum(',i', 2.0, x32)`` is float64).
 """
@@ -26,6 +27,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from .shape import transpose_to
 
 F = "linalg"
 LETTERS = string.ascii_letters
@@ -145,14 +147,17 @@ def _operand_vjp(b, ct, k, xs, subscripts, optimize):
             if f is None:
                 raise UnsupportedOperationError(f"einsum {subscripts!r}: too many letters to "
                                                 "differentiate a diagonal")
-            eyes.append((c + f, b.const(np.eye(d, dtype=b.type_of(ct).dtype))))
+            eyes.append((c + f, b.const(np.eye(d, dtype=b.type_of(ct).dtype), hint="eye")))
             c = f
         target += c
     operands = [(out, ct)] + [(t, x) for j, (t, x) in enumerate(zip(terms, xs)) if j != k] + eyes
     present = "".join(t for t, _ in operands)
     kept = "".join(c for c in target if c in present)
-    g = b.einsum(*(v for _, v in operands), optimize=optimize,
-                 subscripts=",".join(t for t, _ in operands) + "->" + kept)
+    if len(operands) == 1 and sorted(out) == sorted(kept):  # a permutation: its inverse
+        g = transpose_to(b, ct, tuple(out.index(c) for c in kept))
+    else:
+        g = b.einsum(*(v for _, v in operands), optimize=optimize,
+                     subscripts=",".join(t for t, _ in operands) + "->" + kept)
     if kept != target:  # letters summed inside operand k alone: broadcast back
         sizes = dict(zip(target, xt.shape))
         g = b.reshape(g, shape=tuple(sizes[c] if c in kept else 1 for c in target))
@@ -182,7 +187,8 @@ def _emit(srcs, *, subscripts, optimize):
 
 
 primitive(
-    "einsum", family=F, infer=_infer, vjp=_vjp, jvp=_jvp, emit=_emit,
+    # one operand: NumPy returns a view when nothing is summed ('ij->ji', 'ii->i')
+    "einsum", family=F, view=lambda op: len(op.inputs) == 1, infer=_infer, vjp=_vjp, jvp=_jvp, emit=_emit,
     impl=lambda *xs, subscripts, optimize=False: np.einsum(subscripts, *xs, optimize=optimize),
     examples=[ex((2, 3), (3, 4), subscripts="ij,jk->ik"),
               ex((3, 3), subscripts="ii->"), ex((3, 3), subscripts="ii->i"),

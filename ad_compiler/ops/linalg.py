@@ -187,6 +187,13 @@ def lower_tensordot(b, a, b_, axes=2):
 
 # -- dot, inner, vdot -------------------------------------------------------------------
 
+def _scalar_product(b, x, y):
+    """``x * y`` as ``np.dot``/``np.inner`` compute it: a Python number is an array
+    there, not a weak scalar (``np.dot(x32, 2.0)`` is float64)."""
+    x, y = (b.cast(v, dtype=b.type_of(v).dtype) if b.type_of(v).weak else v for v in (x, y))
+    return b.mul(x, y)
+
+
 @lowering(np.dot)
 @method("dot")
 def lower_dot(b, a, b_, out=None):
@@ -198,7 +205,7 @@ def lower_dot(b, a, b_, out=None):
     if out is not None:
         raise UnsupportedOperationError("np.dot(..., out=...) is not supported")
     if xt.ndim == 0 or yt.ndim == 0:
-        return b.mul(x, y)
+        return _scalar_product(b, x, y)
     if xt.ndim == 1 or yt.ndim == 1 or (xt.ndim == 2 and yt.ndim == 2):
         return b.matmul(x, y)
     return b.tensordot(x, y, axes=((xt.ndim - 1,), (yt.ndim - 2,)))
@@ -210,7 +217,7 @@ def lower_inner(b, a, b_):
     x, y = b.const(a), b.const(b_)
     xt, yt = b.type_of(x), b.type_of(y)
     if xt.ndim == 0 or yt.ndim == 0:
-        return b.mul(x, y)
+        return _scalar_product(b, x, y)
     if xt.ndim == 1 and yt.ndim == 1:
         return b.matmul(x, y)
     return b.tensordot(x, y, axes=((xt.ndim - 1,), (yt.ndim - 1,)))
