@@ -194,33 +194,33 @@ def _scalar_product(b, x, y):
     return b.mul(x, y)
 
 
+def _product(b, a, b_, contract):
+    """``a`` times ``b`` if either is a scalar, else ``contract(x, y, x.ndim, y.ndim)``."""
+    x, y = b.const(a), b.const(b_)
+    nx, ny = b.type_of(x).ndim, b.type_of(y).ndim
+    if nx == 0 or ny == 0:
+        return _scalar_product(b, x, y)
+    return contract(x, y, nx, ny)
+
+
 @lowering(np.dot)
 @method("dot")
 def lower_dot(b, a, b_, out=None):
     """``np.dot``: a product with a scalar; ``matmul`` when an operand is 1-D or both are
     2-D (the two agree there); else the sum over the last axis of ``a`` and the
     second-to-last of ``b``, a ``tensordot``."""
-    x, y = b.const(a), b.const(b_)
-    xt, yt = b.type_of(x), b.type_of(y)
     if out is not None:
         raise UnsupportedOperationError("np.dot(..., out=...) is not supported")
-    if xt.ndim == 0 or yt.ndim == 0:
-        return _scalar_product(b, x, y)
-    if xt.ndim == 1 or yt.ndim == 1 or (xt.ndim == 2 and yt.ndim == 2):
-        return b.matmul(x, y)
-    return b.tensordot(x, y, axes=((xt.ndim - 1,), (yt.ndim - 2,)))
+    return _product(b, a, b_, lambda x, y, nx, ny: (
+        b.matmul(x, y) if nx == 1 or ny == 1 or nx == ny == 2
+        else b.tensordot(x, y, axes=((nx - 1,), (ny - 2,)))))
 
 
 @lowering(np.inner)
 def lower_inner(b, a, b_):
     """``np.inner``: a product with a scalar, else the sum over both last axes."""
-    x, y = b.const(a), b.const(b_)
-    xt, yt = b.type_of(x), b.type_of(y)
-    if xt.ndim == 0 or yt.ndim == 0:
-        return _scalar_product(b, x, y)
-    if xt.ndim == 1 and yt.ndim == 1:
-        return b.matmul(x, y)
-    return b.tensordot(x, y, axes=((xt.ndim - 1,), (yt.ndim - 1,)))
+    return _product(b, a, b_, lambda x, y, nx, ny: (
+        b.matmul(x, y) if nx == ny == 1 else b.tensordot(x, y, axes=((nx - 1,), (ny - 1,)))))
 
 
 @lowering(np.vdot)
