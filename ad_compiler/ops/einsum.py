@@ -41,7 +41,8 @@ def _split(subscripts: str, count: int) -> tuple[list[str], str | None]:
     text = subscripts.replace(" ", "")
     bad = set(text) - set(LETTERS + ",.->")
     if bad:
-        raise ValueError(f"einsum: invalid character {sorted(bad)[0]!r} in subscripts {subscripts!r}")
+        raise ValueError(f"einsum: invalid character {sorted(bad)[0]!r} in subscripts "
+                         f"{subscripts!r}")
     lhs, arrow, out = text.partition("->")
     inputs = lhs.split(",")
     if len(inputs) != count:
@@ -70,7 +71,8 @@ def canonical(subscripts: str, types) -> str:
 
     >>> canonical("ij,jk", [AType((2, 3), np.dtype('f8')), AType((3, 4), np.dtype('f8'))])
     'ij,jk->ik'
-    >>> canonical("...ij,...jk->...ik", [AType((5, 2, 3), np.dtype('f8')), AType((3, 4), np.dtype('f8'))])
+    >>> f8 = np.dtype('f8')
+    >>> canonical("...ij,...jk->...ik", [AType((5, 2, 3), f8), AType((3, 4), f8)])
     'Zij,jk->Zik'
     """
     inputs, out = _split(subscripts, len(types))
@@ -80,7 +82,8 @@ def canonical(subscripts: str, types) -> str:
     terms = [_expand(s, t.ndim, ell, subscripts) for s, t in zip(inputs, types)]
     if out is None:
         letters = "".join(terms)
-        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+        once = (c for c in set(letters) if letters.count(c) == 1 and c not in ell)
+        out = ell + "".join(sorted(once))
     elif "..." in out or not ell:
         out = _expand(out, len(out.replace("...", "")) + len(ell), ell, subscripts)
     else:
@@ -93,9 +96,11 @@ def canonical(subscripts: str, types) -> str:
 def _check_output(out: str, letters: str, subscripts: str) -> None:
     for c in out:
         if out.count(c) > 1:
-            raise ValueError(f"einsum: output subscript {c!r} appears more than once in {subscripts!r}")
+            raise ValueError(f"einsum: output subscript {c!r} appears more than once in "
+                             f"{subscripts!r}")
         if c not in letters:
-            raise ValueError(f"einsum: output subscript {c!r} appears in no input of {subscripts!r}")
+            raise ValueError(f"einsum: output subscript {c!r} appears in no input of "
+                             f"{subscripts!r}")
 
 
 def parse(subscripts: str) -> tuple[list[str], str]:
@@ -188,7 +193,8 @@ def _emit(srcs, *, subscripts, optimize):
 
 primitive(
     # one operand: NumPy returns a view when nothing is summed ('ij->ji', 'ii->i')
-    "einsum", family=F, view=lambda op: len(op.inputs) == 1, infer=_infer, vjp=_vjp, jvp=_jvp, emit=_emit,
+    "einsum", family=F, view=lambda op: len(op.inputs) == 1, infer=_infer, vjp=_vjp, jvp=_jvp,
+    emit=_emit,
     impl=lambda *xs, subscripts, optimize=False: np.einsum(subscripts, *xs, optimize=optimize),
     examples=[ex((2, 3), (3, 4), subscripts="ij,jk->ik"),
               ex((3, 3), subscripts="ii->"), ex((3, 3), subscripts="ii->i"),

@@ -95,7 +95,8 @@ def bilinear_jvp(name):
 
 
 primitive(
-    "matmul", emit="{0} @ {1}", infer=_matmul_infer, vjp=_matmul_vjp, jvp=bilinear_jvp("matmul"), family=F,
+    "matmul", emit="{0} @ {1}", infer=_matmul_infer, vjp=_matmul_vjp, jvp=bilinear_jvp("matmul"),
+    family=F,
     examples=[ex((3,), (3,)), ex((2, 3), (3, 4)), ex((2, 3), (3,)), ex((3,), (3, 2)),
               ex((2, 2, 3), (3, 4)), ex((2, 1, 2, 3), (3, 3, 2)), ex((3,), (2, 3, 4)),
               ex((2, 2, 3), (3,))],
@@ -171,7 +172,8 @@ def _tensordot_vjp(b, ct, out, x, y, *, axes):
 primitive(
     "tensordot", emit="np.tensordot({0}, {1}, axes={axes})", infer=_tensordot_infer,
     vjp=_tensordot_vjp, jvp=bilinear_jvp("tensordot"), family=F,
-    examples=[ex((2, 3, 4), (3, 4, 5), axes=((1, 2), (0, 1))), ex((2, 3), (3, 4), axes=((1,), (0,))),
+    examples=[ex((2, 3, 4), (3, 4, 5), axes=((1, 2), (0, 1))),
+              ex((2, 3), (3, 4), axes=((1,), (0,))),
               ex((3,), (2,), axes=((), ())), ex((2, 3, 4), (4, 3), axes=((2, 1), (0, 1))),
               ex((3, 4), (4, 3), axes=((0, 1), (1, 0))), ex(float, (3,), axes=((), ())),
               ex((4, 2, 3), (3, 5, 4), axes=((0, 2), (2, 0)))],

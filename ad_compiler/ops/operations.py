@@ -352,7 +352,8 @@ outer = _same_as(np.outer, "outer")
 
 @functional
 def tensor_dot(b, x1, x2, axes):
-    """``ops.tensor_dot(x1, x2, axes)``: ``np.tensordot`` (an int, a pair of ints or of sequences)."""
+    """``ops.tensor_dot(x1, x2, axes)``: ``np.tensordot`` (``axes`` an int, a pair of ints or
+    a pair of sequences)."""
     return _linalg.lower_tensordot(b, x1, x2, axes)
 
 

@@ -87,7 +87,8 @@ RECIPES = {
     "ad_compiler.ops.operations.tensor_dot": _tensordot("ops.tensor_dot"),
     "ad_compiler.ops.operations.dot": _pair("ops.dot({0}, {1})"),
     "ad_compiler.ops.operations.inner": _same_last("ops.inner({0}, {1})"),
-    "ad_compiler.ops.operations.outer": lambda g: f"ops.outer({g.arr(max_nd=1)}, {g.arr(max_nd=1)})",
+    "ad_compiler.ops.operations.outer":
+        lambda g: f"ops.outer({g.arr(max_nd=1)}, {g.arr(max_nd=1)})",
     "ad_compiler.ops.operations.bmm": _pair("ops.bmm({0}[None], {1})"),
     "ad_compiler.ops.operations.mm": _pair("ops.mm({0}, {1})"),
     "ad_compiler.ops.operations.BatchMatMul": _pair(
