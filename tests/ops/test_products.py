@@ -14,7 +14,10 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import ops
+from ad_compiler.ad import rules
 from ad_compiler.errors import AdCompilerError
+from ad_compiler.ir.builder import Builder
+from ad_compiler.ir.core import AType, Value
 
 EPS = 1e-6
 
@@ -285,3 +288,52 @@ def test_bad_input_is_a_located_value_error(f, shapes, text):
         ms.grad(f, grad_position=tuple(range(len(xs))))(*xs)
     assert isinstance(info.value, ValueError)
     assert text in str(info.value) and "test_products.py" in str(info.value)
+
+
+# -- subscripts: every form NumPy accepts gives NumPy's value; what it refuses, we refuse --
+
+SUBSCRIPTS = [
+    ("ij,jk", [(2, 3), (3, 4)]), ("ba", [(2, 3)]), ("Ab", [(2, 3)]), ("...", [(2, 3)]),
+    ("...ij->...ji", [(4, 2, 3)]), ("i...->...", [(2, 3, 4)]), ("...ii->...i", [(2, 3, 3)]),
+    ("ij...,jk...->ik...", [(2, 3, 4), (3, 2, 4)]), ("...i,...i", [(3, 2), (2,)]),
+    ("..., ...", [(2, 3), (3,)]), ("i,i,i", [(3,), (3,), (3,)]), ("iji->j", [(2, 3, 2)]),
+    ("iii->i", [(2, 2, 2)]), ("iii", [(2, 2, 2)]), ("ij->", [(1, 3)]), ("", [()]),
+    (",", [(), ()]), ("ii", [(1, 1)]), ("a...b,b...c", [(2, 3, 4), (4, 3, 5)]),
+    ("ij->...ij", [(2, 3)]), ("i->...", [(2,)]), ("ij,ij->ij", [(1, 3), (2, 1)]),
+    ("i j -> j i", [(2, 3)]),
+]
+REFUSED = [
+    ("...->", [(2, 3)]), ("ij->jj", [(2, 2)]), ("i->j", [(2,)]), ("ij", [(2,)]),
+    ("ij,j", [(2, 3)]), ("i.j", [(2, 3)]), ("...i...->i", [(2, 3)]), ("ij->i->j", [(2, 3)]),
+    ("i1", [(2, 2)]), ("ii->i", [(2, 3)]), ("i,i", [(2,), (3,)]),
+]
+
+
+def _operands(shapes):
+    rng = np.random.default_rng(1)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+def _lowered(subscripts, xs):
+    """The IR value ``np.einsum(subscripts, *xs)`` lowers to (its type is inferred)."""
+    return rules.find_lowering(np.einsum)(Builder(), subscripts,
+                                          *(Value(AType.of(x), "x") for x in xs))
+
+
+@pytest.mark.parametrize("subscripts,shapes", SUBSCRIPTS, ids=[s for s, _ in SUBSCRIPTS])
+def test_subscripts_like_numpy(subscripts, shapes):
+    xs = _operands(shapes)
+    want = np.einsum(subscripts, *xs)
+    got = ops.einsum(subscripts, *xs)  # eager: the lowering on concrete arrays
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert _lowered(subscripts, xs).type.shape == np.shape(want)
+
+
+@pytest.mark.parametrize("subscripts,shapes", REFUSED, ids=[s for s, _ in REFUSED])
+def test_subscripts_numpy_refuses_are_value_errors(subscripts, shapes):
+    xs = _operands(shapes)
+    with pytest.raises(ValueError):
+        np.einsum(subscripts, *xs)
+    with pytest.raises(ValueError):
+        _lowered(subscripts, xs)
