@@ -46,6 +46,9 @@ PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)
                             "np.linalg.solve": (A((3, 3)), A((3,))),
                             "np.linalg.matrix_power": (A((3, 3)), 2),
                             "ops.matrix_power": (A((3, 3)), 2)}
+PROBES.update({name: ("ij,jk->ik", A((2, 3)), A((3, 2))) for name in ("np.einsum", "ops.einsum")})
+PROBES.update({name: (A((2, 3)), A((3, 2)), 1) for name in ("np.tensordot", "ops.tensor_dot")})
+PROBES["ops.bmm"] = (A((2, 2, 3)), A((2, 3, 2)))
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}

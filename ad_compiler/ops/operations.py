@@ -25,6 +25,7 @@ from ..ad.rules import find_lowering, register_lowering
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
+from . import einsum as _einsum
 
 _EAGER = EagerBuilder()  # stateless in eager mode: ops run at once, nothing is recorded
 
@@ -395,3 +396,46 @@ def norm(b, A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 __all__ += ["inverse", "det", "slogdet", "matrix_power", "cholesky", "svd", "qr", "pinv",
             "norm"]
+# -- products (MindSpore 2.x spellings of np.dot, np.inner, np.outer, np.tensordot, np.einsum) --
+
+dot = _same_as(np.dot, "dot")
+inner = _same_as(np.inner, "inner")
+outer = _same_as(np.outer, "outer")
+
+
+@functional
+def tensor_dot(b, x1, x2, axes):
+    """``ops.tensor_dot(x1, x2, axes)``: ``np.tensordot`` (``axes`` an int, a pair of ints or
+    a pair of sequences)."""
+    return _linalg.lower_tensordot(b, x1, x2, axes)
+
+
+@functional
+def einsum(b, equation, *operands):
+    """``ops.einsum(equation, *operands)``: ``np.einsum`` (sublist form too)."""
+    return _einsum.lower_einsum(b, equation, *operands)
+
+
+def _ranked_matmul(name, x_min, x_max, y_min, y_max):
+    def lower(b, x, y):
+        x, y = b.const(x), b.const(y)
+        xd, yd = b.type_of(x).ndim, b.type_of(y).ndim
+        if not (x_min <= xd <= x_max and y_min <= yd <= y_max):
+            raise ValueError(f"ops.{name}: operands of {xd} and {yd} dimensions are not "
+                             f"supported (want {x_min}..{x_max} and {y_min}..{y_max})")
+        return b.matmul(x, y)
+    lower.__name__ = name
+    lower.__doc__ = f"``ops.{name}``: ``np.matmul`` on operands of the ranks MindSpore allows."
+    return lower
+
+
+bmm = functional(_ranked_matmul("bmm", 3, 64, 2, 64))
+mm = functional(_ranked_matmul("mm", 2, 2, 2, 2))
+
+
+class BatchMatMul(MatMul):
+    """``BatchMatMul(transpose_a=False, transpose_b=False)(a, b)``: batched ``a @ b``, the
+    flags transposing the last two axes first."""
+
+
+__all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
