@@ -171,7 +171,12 @@ class AliasLifter:
 
     def note_result(self, result) -> None:
         """Record ``result`` of a call or attribute as a possible view of the array it
-        came from through primitives that may return a view (``y.T``, reshapes)."""
+        came from through primitives that may return a view (``y.T``, reshapes); each
+        item of a list or tuple result too (``np.split``)."""
+        if type(result) in (list, tuple):
+            for item in result:
+                self.note_result(item)
+            return
         if not isinstance(result, Value) or id(result) in self.views:
             return
         chain, v = [], result
@@ -425,13 +430,21 @@ class AliasLifter:
 
 def _way(chain):
     """How the result of ``chain`` (view ops, last first) views its operand."""
-    if any(op.prim == "broadcast_to" for op in chain):
+    if any(rules.get(op.prim).view == "readonly" for op in chain):
         return ReadOnly()
-    if len(chain) != 1:
+    ways = [_op_way(op) for op in reversed(chain)]
+    if not ways or any(w is LOOSE for w in ways):
         return LOOSE
-    op = chain[0]
+    return ways[0] if len(ways) == 1 else Chain(tuple(ways))
+
+
+def _op_way(op):
+    """How one view op's result views its input 0 (LOOSE when that depends on the layout)."""
     if op.prim == "transpose":
         return Transpose(tuple(op.params["axes"]))
+    if op.prim == "getitem" and len(op.inputs) == 1 and (  # a basic index of constants
+            op.result.type.ndim or Ellipsis in op.params["index"]):
+        return Index(op.params["index"])
     if op.prim in ("reshape", "expand_dims", "squeeze"):
         a, b = op.inputs[0].type.shape, op.result.type.shape
         if [d for d in a if d != 1] == [d for d in b if d != 1]:
