@@ -37,7 +37,7 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
 from ._infer import normalize_axis, view_shape
-from .indexing import lower_getitem, lower_take, select, slot
+from .indexing import is_advanced, lower_getitem, lower_take, slot
 from .shape import _static_ints, concat_list, reshape_to, transpose_to
 
 F = "movement"
@@ -197,7 +197,7 @@ def flip_axes(b, x, axes):
     items = [slice(None, None, -1) if i in axes else slice(None) for i in range(nd)]
     while items and items[-1] == slice(None):
         items.pop()
-    return lower_getitem(b, x, tuple(items)) if items else x
+    return b.getitem(x, index=tuple(items), hint="flip") if items else x
 
 
 @lowering(np.flip)
@@ -568,7 +568,7 @@ def lower_triu(b, m, k=0):
 
 # -- gathering along an axis, sorting ---------------------------------------------------------
 
-def along_axis(b, x, indices, axis, sizes=None):
+def along_axis(b, x, indices, axis, sizes=None, hint="along"):
     """``x`` read at ``indices`` along ``axis`` and in place along the other axes
     (np.take_along_axis): a gather with an arange for each other axis.
 
@@ -589,7 +589,8 @@ def along_axis(b, x, indices, axis, sizes=None):
         shape = [1] * xt.ndim
         shape[i] = sizes[i]
         dyn.append(b.const(np.arange(sizes[i]).reshape(shape), hint=f"range{i}"))
-    return select(b, x, dyn, tuple(slot(k) for k in range(len(dyn))))
+    index = tuple(slot(k) for k in range(len(dyn)))
+    return b.emit("gather" if is_advanced(b, dyn) else "getitem", x, *dyn, index=index, hint=hint)
 
 
 @lowering(np.take_along_axis)
@@ -605,7 +606,9 @@ def _argsort_infer(t: AType, *, axis, kind=None) -> AType:
 
 
 primitive(
-    "argsort", emit="np.argsort({0}, axis={axis}, kind={kind})", infer=_argsort_infer,
+    "argsort", emit=lambda srcs, *, axis, kind: (
+        f"np.argsort({srcs[0]}, axis={axis}" + ("" if _literal(kind) is None else f", kind={kind}") + ")"),
+    impl=lambda x, *, axis, kind=None: np.argsort(x, axis=axis, kind=kind), infer=_argsort_infer,
     nondiff=True, family=F,
     examples=[ex((4,), axis=0, kind=None), ex((2, 3), axis=1, kind="stable"),
               ex((2, 3), axis=None, kind=None)],
@@ -643,7 +646,7 @@ def sort_with_indices(b, a, axis=-1, kind=None, descending=False):
     order = b.argsort(x, axis=axis, kind=_kind(kind))
     if descending:
         order = flip_axes(b, order, (axis,))
-    return along_axis(b, x, order, axis), order
+    return along_axis(b, x, order, axis, hint="sorted"), order
 
 
 @lowering(np.sort)
