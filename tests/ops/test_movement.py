@@ -240,11 +240,11 @@ def test_writing_into_a_diagonal_is_numpys_error():
         ms.grad(writes_into_diagonal)(M.copy())
 
 
-def base_written_under_diagonal(x):
+def base_written_under_loose_broadcast(x):
     y = x * 1.0
-    d = np.diagonal(y)
-    y[0, 0] = 5.0               # d sees this in NumPy
-    return _w(d)
+    v = np.broadcast_to(y.reshape(-1), (2, 12))  # a reshape: a view or a copy
+    y[0, 0] = 5.0
+    return _w(v)
 
 
 def sorts_in_place(x):
@@ -254,8 +254,8 @@ def sorts_in_place(x):
 
 
 @pytest.mark.parametrize("fn, match", [
-    (base_written_under_diagonal, "may share memory"),
     (sorts_in_place, "sorts the array in place"),
+    (base_written_under_loose_broadcast, "may share memory"),
 ])
 def test_refused_with_location(fn, match):
     with pytest.raises(UnsupportedOperationError, match=match) as info:
@@ -273,3 +273,23 @@ def test_refused_with_location(fn, match):
 def test_bad_arguments_raise(call, error):
     with pytest.raises(error):
         ms.grad(lambda x: np.sum(call(x)))(np.ones((2, 2)))
+
+
+def base_written_under_diagonal(x):
+    y = x * 1.0
+    d = np.diagonal(y)
+    y[0, 0] = 5.0 * x[1, 1]     # d sees this (a view)
+    y *= 1.5
+    return _w(d) + _w(y)
+
+
+def base_written_under_broadcast(x):
+    y = x * 1.0
+    v = np.broadcast_to(y[0], (2, 4))
+    y[0] *= x[1]                # v sees this (a view)
+    return _w(v)
+
+
+@pytest.mark.parametrize("fn", [base_written_under_diagonal, base_written_under_broadcast])
+def test_read_only_views_see_writes_into_their_base(fn):
+    check(fn, M)
