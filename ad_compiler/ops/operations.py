@@ -46,7 +46,11 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
-    return _tensor.wrap(out) if seen else out
+    if not seen:
+        return out
+    if type(out) in (list, tuple):  # ops.split, ops.sort: a Tensor per item
+        return type(out)(_tensor.wrap(v) for v in out)
+    return _tensor.wrap(out)
 
 
 def functional(lower, name: str | None = None):

@@ -293,3 +293,13 @@ def base_written_under_broadcast(x):
 @pytest.mark.parametrize("fn", [base_written_under_diagonal, base_written_under_broadcast])
 def test_read_only_views_see_writes_into_their_base(fn):
     check(fn, M)
+
+
+def test_ops_called_eagerly_give_a_tensor_per_item():
+    t = ms.Tensor(M.astype(np.float32))
+    values, indices = ops.sort(t, axis=1)
+    assert isinstance(values, ms.Tensor) and isinstance(indices, ms.Tensor)
+    np.testing.assert_array_equal(values.asnumpy(), np.sort(M.astype(np.float32), axis=1))
+    parts = ops.split(t, [1, 2])
+    assert type(parts) is tuple and [p.shape for p in parts] == [(1, 4), (2, 4)]
+    assert ops.Tile()(t, (2, 1)).shape == (6, 4)
