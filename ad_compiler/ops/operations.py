@@ -436,6 +436,16 @@ class Tile(Primitive):
         return _movement.lower_tile(b, x, dims)
 
 
+class Sort(Primitive):
+    """``Sort(axis=-1, descending=False)(x)``: ``(values, int32 indices)``."""
+
+    def __init__(self, axis=-1, descending=False):
+        self.axis, self.descending = int(axis), bool(descending)
+
+    def __ad_lower__(self, b, x):
+        return find_lowering(sort)(b, x, self.axis, self.descending)
+
+
 __all__ = [
     "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "pow", "square", "sqrt", "abs",
     "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
@@ -447,5 +457,5 @@ __all__ = [
     "LogSoftmax",
     "tile", "repeat_elements", "flip", "roll", "swapaxes", "moveaxis", "hstack", "vstack",
     "split", "diag", "diagonal", "tril", "triu", "sort", "trace", "kron", "gather",
-    "gather_elements", "Tile",
+    "gather_elements", "Tile", "Sort",
 ]

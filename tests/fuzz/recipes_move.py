@@ -180,6 +180,7 @@ RECIPES = {
     "numpy.kron": _kron,
     _OPS + "tile": lambda g: _tile(g, "ops.tile"),
     _OPS + "Tile": _any("ops.Tile()({x}, (2, 1))"),
+    _OPS + "Sort": _any("ops.Sort({a}, True)({x})[0]"),
     _OPS + "repeat_elements": _any("ops.repeat_elements({x}, 2, {a})"),
     _OPS + "flip": _any("ops.flip({x}, ({a},))"),
     _OPS + "roll": lambda g: _roll(g, "ops.roll"),

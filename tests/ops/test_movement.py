@@ -125,6 +125,7 @@ CASES = [
     ("ops.diagonal", lambda x: _w(ops.diagonal(x, 1, 2, 0)), T),
     ("ops.tril-triu", lambda x: _w(ops.tril(x, 1) - ops.triu(x, diagonal=-1)), M),
     ("ops.sort", lambda x: _w(ops.sort(x, axis=0, descending=True)[0]), M),
+    ("ops.Sort", lambda x: _w(ops.Sort(0)(x)[0] + ops.Sort(descending=True)(x)[0]), M),
     ("ops.trace-kron", lambda x: np.sin(ops.trace(x)) + _w(ops.kron(x, x)), S),
     ("ops.gather", lambda x: _w(ops.gather(x, np.array([2, 0, 2]), 1)), M),
     ("ops.gather_elements", lambda x: _w(ops.gather_elements(x, 1, np.array([[0, 0], [3, 1]]))),
