@@ -206,20 +206,19 @@ def lower_flip(b, m, axis=None):
     return flip_axes(b, x, normalize_axis(axis, b.type_of(x).ndim))
 
 
-@lowering(np.fliplr)
-def lower_fliplr(b, m):
-    x = b.const(m)
-    if b.type_of(x).ndim < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return flip_axes(b, x, (1,))
+def _flip_on(name, axis):
+    """``np.fliplr`` (axis 1) / ``np.flipud`` (axis 0): NumPy checks the rank first."""
+    def lower(b, m):
+        x = b.const(m)
+        if b.type_of(x).ndim <= axis:
+            raise ValueError(f"Input must be >= {axis + 1}-d.")
+        return flip_axes(b, x, (axis,))
+    lower.__name__ = f"lower_{name}"
+    return lower
 
 
-@lowering(np.flipud)
-def lower_flipud(b, m):
-    x = b.const(m)
-    if b.type_of(x).ndim < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return flip_axes(b, x, (0,))
+lowering(np.fliplr)(_flip_on("fliplr", 1))
+lowering(np.flipud)(_flip_on("flipud", 0))
 
 
 @lowering(np.rot90)
