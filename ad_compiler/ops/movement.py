@@ -168,12 +168,11 @@ primitive(
 
 def _roll_params(shape, shift, axis):
     """Shifts accumulated per axis (NumPy broadcasts ``shift`` against ``axis``)."""
-    axes = normalize_axis(axis, len(shape)) if isinstance(axis, (int, np.integer)) else None
-    axis = _one_or_tuple(axis)
-    shifts, axes_list = np.broadcast_arrays(np.asarray(_one_or_tuple(shift)), np.asarray(axis))
+    shifts, axes = np.broadcast_arrays(np.asarray(_one_or_tuple(shift)),
+                                       np.asarray(_one_or_tuple(axis)))
     total: dict[int, int] = {}
-    for s, a in zip(shifts.ravel(), axes_list.ravel()):
-        (a,) = normalize_axis(int(a), len(shape)) if axes is None else axes
+    for s, a in zip(shifts.ravel(), axes.ravel()):
+        a = _axis(a, len(shape))
         total[a] = total.get(a, 0) + int(s)
     keys = sorted(total)
     return tuple(total[a] for a in keys), tuple(keys)
