@@ -662,6 +662,9 @@ def lower_sort_method(b, x, *args, **kwargs):
         hint="write x = np.sort(x) (or np.sort(x, axis=...)) for a sorted copy")
 
 
+lower_sort_method.refused = True  # a located refusal, not listed as supported (catalog.py)
+
+
 # -- kron -------------------------------------------------------------------------------------
 
 @lowering(np.kron)
