@@ -129,3 +129,15 @@ def reciprocal_nonzero(s):
             "matrix have no derivative",
             hint="use the singular values alone, or make the matrix full rank")
     return 1 / s
+
+
+def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
+    """A zero array of ``shape`` whose diagonal ``np.diagonal(out, offset, axis1, axis2)``
+    is ``v`` (the adjoint of np.diagonal, and np.diag of a vector)."""
+    v = np.asarray(v)
+    out = np.zeros(shape, dtype=v.dtype)
+    n = v.shape[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = v
+    return out

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import tensor as _tensor
 from ..ad.rules import find_lowering, register_lowering
+from ..errors import UnsupportedOperationError
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
@@ -46,10 +47,13 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
-    if seen and isinstance(out, tuple):  # several results (ops.svd): a Tensor each
-        items = [_tensor.wrap(v) for v in out]
-        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
-    return _tensor.wrap(out) if seen else out
+    if not seen:
+        return out
+    if isinstance(out, tuple) and hasattr(out, "_fields"):  # a named result (ops.svd ...)
+        return type(out)(*(_tensor.wrap(v) for v in out))
+    if type(out) in (list, tuple):  # ops.split, ops.sort, ops.svd: a Tensor per item
+        return type(out)(_tensor.wrap(v) for v in out)
+    return _tensor.wrap(out)
 
 
 def functional(lower, name: str | None = None):
@@ -334,6 +338,117 @@ class LogSoftmax(Softmax):
         return _nn.lower_log_softmax(b, x, self.axis)
 
 
+# -- data movement (ops/movement.py), MindSpore 2.x signatures ------------------------------------
+
+from . import indexing as _indexing, movement as _movement  # noqa: E402
+
+flip = functional(lambda b, input, dims: _movement.lower_flip(b, input, dims), "flip")
+roll = functional(lambda b, input, shifts, dims=None: _movement.lower_roll(b, input, shifts, dims),
+                  "roll")
+swapaxes = functional(lambda b, input, axis0, axis1: _movement.lower_swapaxes(b, input, axis0,
+                                                                               axis1), "swapaxes")
+moveaxis = _same_as(np.moveaxis, "moveaxis")
+hstack = functional(lambda b, tensors: _movement.lower_hstack(b, tensors), "hstack")
+vstack = functional(lambda b, inputs: _movement.lower_vstack(b, inputs), "vstack")
+diagonal = functional(lambda b, input, offset=0, dim1=0, dim2=1: _movement.lower_diagonal(
+    b, input, offset, dim1, dim2), "diagonal")
+tril = functional(lambda b, input, diagonal=0: _movement.lower_tril(b, input, diagonal), "tril")
+triu = functional(lambda b, input, diagonal=0: _movement.lower_triu(b, input, diagonal), "triu")
+kron = functional(lambda b, input, other: _movement.lower_kron(b, input, other), "kron")
+
+
+@functional
+def tile(b, input, dims):
+    """``ops.tile(input, dims)``: ``np.tile``."""
+    return _movement.lower_tile(b, input, dims)
+
+
+@functional
+def repeat_elements(b, x, rep, axis=0):
+    """``ops.repeat_elements(x, rep, axis=0)``: each element ``rep`` times along ``axis``."""
+    return _movement.lower_repeat(b, x, int(rep), axis)
+
+
+@functional
+def split(b, tensor, split_size_or_sections, axis=0):
+    """``ops.split``: an int is the size of each part (the last may be smaller), a list
+    gives the sizes; a tuple of views of ``tensor``."""
+    x = b.const(tensor)
+    n = b.type_of(x).shape[_movement._axis(axis, b.type_of(x).ndim)]
+    sizes = split_size_or_sections
+    if isinstance(sizes, (int, np.integer)):
+        if sizes <= 0:
+            raise ValueError(f"ops.split: split_size_or_sections must be positive, got {sizes}")
+        cuts = list(range(int(sizes), n, int(sizes)))
+    else:
+        sizes = [int(s) for s in sizes]
+        if int(np.sum(sizes)) != n:
+            raise ValueError(f"ops.split: the sizes {sizes} do not add up to {n}")
+        cuts = np.cumsum(sizes)[:-1].tolist()
+    return tuple(_movement.split_parts(b, x, cuts, axis, even=False))
+
+
+@functional
+def diag(b, input):
+    """``ops.diag(input)``: a tensor of rank 2k with ``input`` on its diagonal."""
+    x = b.const(input)
+    shape = b.type_of(x).shape
+    if not shape:
+        raise ValueError("ops.diag: the rank of input must be at least 1")
+    flat = _movement.lower_diag(b, _shape.reshape_to(b, x, (-1,)))
+    return _shape.reshape_to(b, flat, shape + shape)
+
+
+@functional
+def trace(b, input):
+    """``ops.trace(input)``: the sum of a matrix's diagonal."""
+    if b.type_of(b.const(input)).ndim != 2:
+        raise ValueError("ops.trace: input must be a 2-D tensor")
+    return _movement.lower_trace(b, input)
+
+
+@functional
+def sort(b, input_x, axis=-1, descending=False):
+    """``ops.sort(input_x, axis=-1, descending=False)``: ``(values, indices)``; the
+    gradient of the values goes back through the permutation."""
+    values, order = _movement.sort_with_indices(b, input_x, axis, "stable", bool(descending))
+    return values, b.cast(order, dtype=np.dtype(np.int32))
+
+
+@functional
+def gather(b, input_params, input_indices, axis, batch_dims=0):
+    """``ops.gather(input_params, input_indices, axis)``: ``np.take`` along ``axis``."""
+    if batch_dims:
+        raise UnsupportedOperationError("ops.gather(..., batch_dims=) is not supported")
+    return _indexing.lower_take(b, input_params, input_indices, axis)
+
+
+@functional
+def gather_elements(b, input, dim, index):
+    """``ops.gather_elements(input, dim, index)``: ``input`` read at ``index`` along
+    ``dim`` (``index`` may be smaller than ``input`` on the other axes)."""
+    x, idx = b.const(input), b.const(index)
+    axis = _movement._axis(dim, b.type_of(x).ndim)
+    return _movement.along_axis(b, x, idx, axis, sizes=b.type_of(idx).shape)
+
+
+class Tile(Primitive):
+    """``Tile()(input, dims)``."""
+
+    def __ad_lower__(self, b, x, dims):
+        return _movement.lower_tile(b, x, dims)
+
+
+class Sort(Primitive):
+    """``Sort(axis=-1, descending=False)(x)``: ``(values, int32 indices)``."""
+
+    def __init__(self, axis=-1, descending=False):
+        self.axis, self.descending = int(axis), bool(descending)
+
+    def __ad_lower__(self, b, x):
+        return find_lowering(sort)(b, x, self.axis, self.descending)
+
+
 __all__ = [
     "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "pow", "square", "sqrt", "abs",
     "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
@@ -343,6 +458,9 @@ __all__ = [
     "Sigmoid", "ReLU", "Square", "Sqrt", "Abs", "Neg", "Maximum", "Minimum", "ReduceSum",
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
+    "tile", "repeat_elements", "flip", "roll", "swapaxes", "moveaxis", "hstack", "vstack",
+    "split", "diag", "diagonal", "tril", "triu", "sort", "trace", "kron", "gather",
+    "gather_elements", "Tile", "Sort",
 ]
 
 
