@@ -24,6 +24,7 @@ from .. import tensor as _tensor
 from ..ad.rules import find_lowering, register_lowering
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from . import elementwise_math as _elementwise_math  # noqa: F401
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
 
 _EAGER = EagerBuilder()  # stateless in eager mode: ops run at once, nothing is recorded
