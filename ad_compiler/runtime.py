@@ -85,7 +85,7 @@ def sinc_derivative(x, order):
     its Maclaurin series where ``|u| < 1`` (exact at 0, no cancellation), else
     Leibniz's rule on ``sin(u) * (1 / u)``.
 
-    >>> float(sinc_derivative(0.0, 2)) == -math.pi ** 2 / 3
+    >>> math.isclose(sinc_derivative(0.0, 2), -math.pi ** 2 / 3)
     True
     """
     x = np.asarray(x)
