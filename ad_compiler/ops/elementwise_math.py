@@ -32,7 +32,7 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ._infer import elementwise
 from .elementwise import (BINARY_EXAMPLES, UNARY_EXAMPLES, _extremum, _max_weights, _maybe,
-                          _min_weights, _times, expand_like, tangent_sum, unary)
+                          _min_weights, binary, expand_like, unary)
 
 F = "elementwise"
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -122,24 +122,6 @@ unary("sinc_derivative", "rt.sinc_derivative({0}, {order})",
 
 
 # -- two-argument functions ------------------------------------------------------------
-
-def binary(name, emit, scales, *, examples=BINARY_EXAMPLES, domain="real", aliases=()):
-    """Declare a two-input broadcasting primitive; ``scales(b, out, x, y)`` gives
-    ``(df/dx, df/dy)`` (None for no derivative), each at the output's shape or
-    broadcastable to it."""
-    def vjp(b, ct, out, x, y):
-        dx, dy = scales(b, out, x, y)
-        return (None if dx is None else b.fit(b.mul(ct, dx), x),
-                None if dy is None else b.fit(b.mul(ct, dy), y))
-
-    def jvp(b, t, out, x, y):
-        dx, dy = scales(b, out, x, y)
-        return tangent_sum(b, out, None if dx is None else _times(b, t[0], dx),
-                           None if dy is None else _times(b, t[1], dy))
-
-    return primitive(name, emit=emit, infer=elementwise(name), vjp=vjp, jvp=jvp, family=F,
-                     examples=examples, domain=domain, aliases=aliases)
-
 
 def _arctan2_scales(b, out, y, x):
     """``(x, -y) / r**2`` with ``r = hypot(y, x)`` (divided twice: no underflow of
