@@ -71,3 +71,51 @@ def winners(shape, index):
     ids = np.full(shape, -1, dtype=order.dtype)
     ids[index] = order
     return ids[index] == order
+
+
+def linear_recurrence(a, b, axis, reverse=False):
+    """``h`` with ``h[0] = b[0]`` and ``h[k] = a[k] * h[k-1] + b[k]`` along ``axis``
+    (``h[n-1] = b[n-1]`` and ``h[k] = a[k] * h[k+1] + b[k]`` when ``reverse``).
+
+    >>> linear_recurrence(np.array([9.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), 0)
+    array([ 1.,  3., 10.])
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    h = np.moveaxis(np.array(b, dtype=np.result_type(a.dtype, b.dtype)), axis, 0)
+    a = np.moveaxis(a, axis, 0)
+    n = h.shape[0]
+    steps = range(n - 2, -1, -1) if reverse else range(1, n)
+    prev = 1 if reverse else -1
+    for k in steps:
+        h[k] += a[k] * h[k + prev]
+    return np.moveaxis(h, 0, axis)
+
+
+def quantile_weights(x, q, axis=None):
+    """The derivative of ``np.quantile(x, q, axis)`` (method 'linear') with respect to ``x``.
+
+    In each reduced slice the quantile interpolates two order statistics with weights
+    ``1 - g`` and ``g``; each weight goes to the elements equal to its order statistic,
+    split evenly among them when values tie. Elements of a slice holding NaN get 0.
+
+    >>> quantile_weights(np.array([4.0, 1.0, 3.0, 2.0]), 0.5)
+    array([0. , 0. , 0.5, 0.5])
+    """
+    x = np.asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(
+        a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    rest = [i for i in range(x.ndim) if i not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    n = flat.shape[-1]
+    dtype = np.result_type(x.dtype, np.float16)  # the quantile's dtype: ints give float64
+    weights = np.zeros(flat.shape, dtype=dtype)
+    if n:
+        virtual = min(max(n * q + (1 - q) - 1, 0.0), n - 1.0)  # NumPy's virtual index
+        lo = int(np.floor(virtual))
+        hi = min(lo + 1, n - 1)
+        ordered = np.sort(flat, axis=-1)
+        for k, w in ((lo, 1.0 - (virtual - lo)), (hi, virtual - lo)):
+            hits = flat == ordered[..., k:k + 1]
+            weights += (w * hits / np.maximum(hits.sum(axis=-1, keepdims=True), 1)).astype(dtype)
+    return np.transpose(weights.reshape(moved.shape), np.argsort(rest + list(axes)))

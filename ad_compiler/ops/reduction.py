@@ -17,6 +17,7 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._infer import as_float, normalize_axis, result_type, static_axis
+from .scans import others_product
 
 F = "reduction"
 
@@ -122,6 +123,45 @@ _extremum("max")
 _extremum("min")
 
 
+# -- prod: derivatives from products of the other elements (exact where x has zeros) ---
+
+def _others(b, x, axis):
+    """At each element of ``x``, the product of the other elements it is reduced with.
+
+    Several axes are moved last and flattened into one, whose exclusive cumulative
+    products from both ends multiply to the product of the others: no division by
+    ``x``, so one zero gives the product of the rest at its position and two give 0.
+    """
+    xt = b.type_of(x)
+    axes = normalize_axis(axis, xt.ndim)
+    if not axes:
+        return b.ones_like(x)
+    if len(axes) == 1:
+        return others_product(b, x, axes[0])
+    kept = [i for i in range(xt.ndim) if i not in axes]
+    perm = tuple(kept + list(axes))
+    moved = x if perm == tuple(range(xt.ndim)) else b.transpose(x, axes=perm)
+    lead = tuple(xt.shape[i] for i in kept)
+    flat = b.reshape(moved, shape=lead + (reduced_count(xt, axes),))
+    others = b.reshape(others_product(b, flat, len(lead)), shape=b.type_of(moved).shape)
+    return others if moved is x else b.transpose(others, axes=tuple(np.argsort(perm).tolist()))
+
+
+primitive(
+    "prod", emit="{0}.prod(axis={axis}, keepdims={keepdims})", array_inputs=True,
+    infer=reduce_infer("prod"), family=F,
+    vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
+        b.fit(b.mul(keep_dims_of(b, ct, x, axis, keepdims), _others(b, x, axis)), x),),
+    jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(
+        b.mul(t[0], _others(b, x, axis)), axis=axis, keepdims=keepdims),
+    examples=[*REDUCE_EXAMPLES, ex((2, 3, 2), axis=(2, 0), keepdims=True),
+              ex(np.array([1.5, 0.0, -2.0]), axis=None, keepdims=False),           # one zero
+              ex(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]), axis=None, keepdims=False),
+              ex(np.array([[0.0, 2.0], [0.5, 0.0], [3.0, 1.0]]), axis=(0, 1), keepdims=True),
+              ex(np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]]), axis=1, keepdims=False)],
+)
+
+
 # -- lowerings ----------------------------------------------------------------------
 
 def _reduce_input(b, prim, a, out, dtype):
@@ -152,6 +192,13 @@ def lower_sum(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dim
 @method("mean")
 def lower_mean(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
     return _reduce(b, "mean", a, axis, out, keepdims, keep_dims, dtype)
+
+
+@lowering(np.prod)
+@method("prod")
+def lower_prod(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
+    """``np.prod`` / ``x.prod()``: exact derivatives where ``x`` has zeros."""
+    return _reduce(b, "prod", a, axis, out, keepdims, keep_dims, dtype)
 
 
 @lowering(np.max, np.amax)
