@@ -297,3 +297,100 @@ def lower_all(b, a, axis=None, out=None, keepdims=False):
 @method("any")
 def lower_any(b, a, axis=None, out=None, keepdims=False):
     return _reduce(b, "any", a, axis, out, keepdims, None)
+
+
+# -- ptp, average, and the NaN-ignoring reductions (lowerings) ----------------------------
+
+@lowering(np.ptp)
+def lower_ptp(b, a, axis=None, out=None, keepdims=False):
+    """``np.ptp``: ``max - min``, as NumPy computes it (ties split as in max and min)."""
+    x = _reduce_input(b, "ptp", a, out, None)
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    return b.sub(b.max(x, axis=axis, keepdims=keepdims), b.min(x, axis=axis, keepdims=keepdims))
+
+
+def _average_weights(b, x, w, axis):
+    """``weights`` laid out to broadcast against ``x`` (NumPy's checks and messages)."""
+    xt, wt = b.type_of(x), b.type_of(w)
+    if wt.shape == xt.shape:
+        return w
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(normalize_axis(a, xt.ndim)[0] for a in axes)
+    if wt.shape != tuple(xt.shape[a] for a in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         f"axis (weights {wt.shape}, a {xt.shape}, axis {axis}).")
+    order = tuple(int(i) for i in np.argsort(axes))
+    if order != tuple(range(len(axes))):
+        w = b.transpose(w, axes=order)
+    shape = tuple(s if i in axes else 1 for i, s in enumerate(xt.shape))
+    return w if b.type_of(w).shape == shape else b.reshape(w, shape=shape)
+
+
+@lowering(np.average)
+def lower_average(b, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``np.average``: ``sum(a * w) / sum(w)`` in NumPy's result dtype, as NumPy computes it.
+
+    The gradient flows to ``a`` and to the weights. ``returned=True`` is not supported.
+    """
+    if returned:
+        raise UnsupportedOperationError("np.average(..., returned=True) is not supported",
+                                        hint="compute the sum of the weights separately")
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    if weights is None:
+        return lower_mean(b, a, axis=axis, keepdims=keepdims)
+    x, w = b.const(a), b.const(weights)
+    xt, wt = b.type_of(x), b.type_of(w)
+    w = _average_weights(b, x, w, axis)
+    extra = ("f8",) if xt.dtype.kind in "biu" else ()
+    dtype = np.result_type(xt.dtype, wt.dtype, *extra)
+    x, w = ((v if b.type_of(v).dtype == dtype and not b.type_of(v).weak
+             else b.cast(v, dtype=dtype)) for v in (x, w))
+    scale = b.sum(w, axis=axis, keepdims=keepdims)
+    return b.div(b.sum(b.mul(x, w), axis=axis, keepdims=keepdims), scale)
+
+
+def _nan_input(b, prim, a, out, dtype):
+    """The array, and its NaN mask when its dtype can hold NaN (else None)."""
+    x = _reduce_input(b, prim, a, out, dtype)
+    return x, (b.not_equal(x, x) if b.type_of(x).dtype.kind in "fc" else None)
+
+
+@lowering(np.nansum)
+def lower_nansum(b, a, axis=None, dtype=None, out=None, keepdims=False):
+    """``np.nansum``: NaN counts as 0 (and gets no gradient)."""
+    x, nan = _nan_input(b, "nansum", a, out, dtype)
+    if nan is not None:
+        x = b.where(nan, b.const(0), x)
+    return b.emit("sum", x, axis=static_axis(axis), keepdims=bool(keepdims))
+
+
+@lowering(np.nanmean)
+def lower_nanmean(b, a, axis=None, dtype=None, out=None, keepdims=False):
+    """``np.nanmean``: the sum of the non-NaN elements over their count."""
+    x, nan = _nan_input(b, "nanmean", a, out, dtype)
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    if nan is None:
+        return b.mean(x, axis=axis, keepdims=keepdims)
+    total = b.sum(b.where(nan, b.const(0), x), axis=axis, keepdims=keepdims)
+    present = b.cast(b.equal(x, x), dtype=b.type_of(total).dtype)
+    return b.div(total, b.sum(present, axis=axis, keepdims=keepdims))
+
+
+def _lower_nan_extremum(prim, fill):
+    def lower(b, a, axis=None, out=None, keepdims=False):
+        x, nan = _nan_input(b, f"nan{prim}", a, out, None)
+        axis, keepdims = static_axis(axis), bool(keepdims)
+        if nan is None:
+            return b.emit(prim, x, axis=axis, keepdims=keepdims)
+        best = b.emit(prim, b.where(nan, b.const(fill), x), axis=axis, keepdims=keepdims)
+        # a slice of NaN only is NaN, as in NumPy (which also warns)
+        return b.where(b.all(nan, axis=axis, keepdims=keepdims), b.const(np.nan), best)
+    lower.__name__ = f"lower_nan{prim}"
+    lower.__doc__ = f"``np.nan{prim}``: the {prim} of the non-NaN elements (NaN get no gradient)."
+    return lower
+
+
+lower_nanmax = lowering(np.nanmax)(_lower_nan_extremum("max", -np.inf))
+lower_nanmin = lowering(np.nanmin)(_lower_nan_extremum("min", np.inf))

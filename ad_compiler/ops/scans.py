@@ -48,7 +48,7 @@ def flip(b, v, axis):
     return b.getitem(v, index=(slice(None),) * axis + (slice(None, None, -1),))
 
 
-def _shift_right(b, v, axis):
+def shift_right(b, v, axis):
     """``v`` moved one step along ``axis``: a zero enters first, the last element leaves."""
     n = _length(b, v, axis)
     width = tuple((1, 0) if i == axis else (0, 0) for i in range(b.type_of(v).ndim))
@@ -90,14 +90,14 @@ def _recurrence_infer(a: AType, c: AType, *, axis, reverse=False) -> AType:
 def _recurrence_vjp(b, ct, out, a, c, *, axis, reverse=False):
     # forward h[k] = a[k] h[k-1] + c[k]: the adjoint g[k] = ct[k] + a[k+1] g[k+1] runs the
     # other way; dc = g and da[k] = g[k] h[k-1] (mirrored for reverse)
-    ahead, behind = (_shift_right, _shift_left) if reverse else (_shift_left, _shift_right)
+    ahead, behind = (shift_right, _shift_left) if reverse else (_shift_left, shift_right)
     g = b.recurrence(ahead(b, a, axis), ct, axis=axis, reverse=not reverse)
     return b.fit(b.mul(g, behind(b, out, axis)), a), b.fit(g, c)
 
 
 def _recurrence_jvp(b, t, out, a, c, *, axis, reverse=False):
     ta, tc = t
-    behind = _shift_left if reverse else _shift_right
+    behind = _shift_left if reverse else shift_right
     terms = [v for v in (None if ta is None else b.mul(ta, behind(b, out, axis)), tc)
              if v is not None]
     if not terms:
