@@ -91,10 +91,12 @@ def linear_recurrence(a, b, axis, reverse=False):
     return np.moveaxis(h, 0, axis)
 
 
-def quantile_weights(x, q, axis=None):
-    """The derivative of ``np.quantile(x, q, axis)`` (method 'linear') with respect to ``x``.
 
-    In each reduced slice the quantile interpolates two order statistics with weights
+def quantile_weights(x, q, axis=None, scale=1):
+    """The derivative of ``np.quantile(x, q / scale, axis)`` (method 'linear') by ``x``:
+    an array of shape ``np.shape(q) + x.shape``, one set of weights per quantile.
+
+    In each reduced slice a quantile interpolates two order statistics with weights
     ``1 - g`` and ``g``; each weight goes to the elements equal to its order statistic,
     split evenly among them when values tie. Elements of a slice holding NaN get 0.
 
@@ -102,20 +104,30 @@ def quantile_weights(x, q, axis=None):
     array([0. , 0. , 0.5, 0.5])
     """
     x = np.asarray(x)
+    qs = np.asarray(q, dtype=np.float64) / scale
     axes = tuple(range(x.ndim)) if axis is None else tuple(
         a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis))
     rest = [i for i in range(x.ndim) if i not in axes]
     moved = np.transpose(x, rest + list(axes))
     flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ordered = np.sort(flat, axis=-1)
+    back = np.argsort(rest + list(axes))
+    dtype = np.result_type(x.dtype, np.float16)  # a quantile's dtype: ints give float64
+    out = [np.transpose(_slice_weights(flat, ordered, float(p), dtype).reshape(moved.shape), back)
+           for p in qs.reshape(-1)]
+    return np.stack(out).reshape(qs.shape + x.shape) if out else np.zeros(qs.shape + x.shape,
+                                                                          dtype)
+
+
+def _slice_weights(flat, ordered, q, dtype):
+    """Weights of one quantile ``q`` over the last axis of ``flat`` (sorted: ``ordered``)."""
     n = flat.shape[-1]
-    dtype = np.result_type(x.dtype, np.float16)  # the quantile's dtype: ints give float64
     weights = np.zeros(flat.shape, dtype=dtype)
-    if n:
-        virtual = min(max(n * q + (1 - q) - 1, 0.0), n - 1.0)  # NumPy's virtual index
-        lo = int(np.floor(virtual))
-        hi = min(lo + 1, n - 1)
-        ordered = np.sort(flat, axis=-1)
-        for k, w in ((lo, 1.0 - (virtual - lo)), (hi, virtual - lo)):
-            hits = flat == ordered[..., k:k + 1]
-            weights += (w * hits / np.maximum(hits.sum(axis=-1, keepdims=True), 1)).astype(dtype)
-    return np.transpose(weights.reshape(moved.shape), np.argsort(rest + list(axes)))
+    if not n:
+        return weights
+    virtual = min(max(n * q + (1 - q) - 1, 0.0), n - 1.0)  # NumPy's virtual index
+    lo = int(np.floor(virtual))
+    for k, w in ((lo, 1.0 - (virtual - lo)), (min(lo + 1, n - 1), virtual - lo)):
+        hits = flat == ordered[..., k:k + 1]
+        weights += (w * hits / np.maximum(hits.sum(axis=-1, keepdims=True), 1)).astype(dtype)
+    return weights

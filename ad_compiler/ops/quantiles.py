@@ -1,13 +1,18 @@
 """Order statistics: ``np.quantile``, ``np.percentile`` and ``np.median``.
 
-Primitives (``q`` a static Python float in [0, 1]; ``axis``/``keepdims`` as in
+Primitives (``q`` static: a Python number or a nested tuple of them, as the user
+wrote it, so NumPy sees the same ``q`` and gives the same value and dtype (a list
+of ``q`` makes a float32 ``x``'s quantiles float64); ``axis``/``keepdims`` as in
 reduction.py):
 
 * ``quantile``: ``np.quantile(x, q, axis=..., keepdims=...)``, method 'linear';
+* ``percentile``: ``np.percentile`` (``q`` in percent), its own template since
+  NumPy divides ``q`` by 100 in the input's dtype;
 * ``median``: ``np.median`` (its own template: NumPy averages the two middle
   values, which can differ from the quantile's interpolation in the last bit);
-* ``quantile_weights``: no derivative; ``rt.quantile_weights(x, q, axis)``, the
-  weight each element of ``x`` has in its slice's quantile.
+* ``quantile_weights``: no derivative; ``rt.quantile_weights(x, q, axis, scale)``,
+  the weight each element of ``x`` has in its slice's quantile ``q / scale``
+  (shape ``np.shape(q) + x.shape``).
 
 A quantile is piecewise linear in ``x``: ``(1 - g) * s[lo] + g * s[hi]`` of the
 sorted slice ``s``. Its gradient is the weights: ``1 - g`` to the element at
@@ -17,9 +22,8 @@ the ties could be broken in; the weights of a slice sum to 1 as the derivative
 along ``x + c`` requires). The weights are constant between ties, so the VJP
 ``ct * weights`` differentiates again to zero in ``x``.
 
-Lowerings: ``np.quantile``/``np.percentile`` with a sequence of ``q`` stack one
-``quantile`` per value (NumPy's first output axis); only ``method='linear'``
-(the default) is supported, others are refused with an error naming them.
+Lowerings: only ``method='linear'`` (the default) is supported, others are
+refused with an error naming them; ``q`` must be known when compiling.
 """
 from __future__ import annotations
 
@@ -39,57 +43,66 @@ def _infer(fn):
         axes = normalize_axis(axis, t.ndim)
         shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims \
             else tuple(d for i, d in enumerate(t.shape) if i not in axes)
-        return AType(shape, fn(np.ones(2, dtype=t.dtype)).dtype, False)
+        return AType(np.shape(q) + shape, fn(np.ones(2, dtype=t.dtype), q).dtype, False)
     return infer
 
 
-def _weights(b, x, q, axis):
-    return b.quantile_weights(x, q=q, axis=axis)
+def _declare(name, emit, fn, scale=1, q_fixed=None):
+    """A quantile-like primitive: ``fn(x, q)`` is NumPy's, ``q / scale`` the quantile."""
+    def weighted(b, v, x, q, axis):
+        """``v`` times the weights, summed over the axes of ``q`` (one weight set per q)."""
+        w = b.quantile_weights(x, q=q, axis=axis, scale=scale)
+        prod = b.mul(v, w)
+        lead = tuple(range(np.ndim(q)))
+        return b.sum(prod, axis=lead, keepdims=False) if lead else prod
+
+    def vjp(b, ct, out, x, *, axis=None, keepdims=False, q=q_fixed):
+        xt, lead = b.type_of(x), np.shape(q)
+        kept = tuple(1 if i in normalize_axis(axis, xt.ndim) else d
+                     for i, d in enumerate(xt.shape))
+        ct = ct if b.type_of(ct).shape == lead + kept else b.reshape(ct, shape=lead + kept)
+        return (b.fit(weighted(b, ct, x, q, axis), x),)
+
+    def jvp(b, t, out, x, *, axis=None, keepdims=False, q=q_fixed):
+        w = b.quantile_weights(x, q=q, axis=axis, scale=scale)
+        shift = np.ndim(q)
+        axes = tuple(a + shift for a in normalize_axis(axis, b.type_of(x).ndim))
+        return b.fit(b.sum(b.mul(t[0], w), axis=axes, keepdims=keepdims), out)
+
+    qs = [{}] if q_fixed is not None else [{"q": 0.3 * scale}, {"q": (0.2 * scale, scale)}]
+    shapes = [ex((5,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims=False),
+              ex((2, 4), axis=-1, keepdims=True), ex((3, 2, 2), axis=(0, 2), keepdims=False),
+              ex((2, 3), axis=0, keepdims=True), ex(float, axis=None, keepdims=False),
+              ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),     # ties
+              ex(np.array([[2.0, 2.0], [0.5, -1.0]]), axis=1, keepdims=True)]
+    infer = _infer(fn) if q_fixed is None else (
+        lambda t, *, axis=None, keepdims=False: _infer(fn)(t, q=q_fixed, axis=axis,
+                                                           keepdims=keepdims))
+    primitive(name, emit=emit, family=F, vjp=vjp, jvp=jvp, infer=infer,
+              examples=[ex(e.inputs[0], **e.params, **q) for q in qs for e in shapes])
 
 
-def _declare(name, emit, fn, q_fixed=None):
-    def q_of(params):
-        return q_fixed if q_fixed is not None else params["q"]
-
-    def vjp(b, ct, out, x, *, axis=None, keepdims=False, **q):
-        w = _weights(b, x, q_of(q), axis)
-        return (b.fit(b.mul(keep_dims_of(b, ct, x, axis, keepdims), w), x),)
-
-    def jvp(b, t, out, x, *, axis=None, keepdims=False, **q):
-        w = _weights(b, x, q_of(q), axis)
-        return b.sum(b.mul(t[0], w), axis=axis, keepdims=keepdims)
-
-    qs = {} if q_fixed is not None else {"q": 0.3}
-    ties = [ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),
-            ex(np.array([[2.0, 2.0], [0.5, -1.0]]), axis=1, keepdims=True)]
-    primitive(name, emit=emit, family=F, vjp=vjp, jvp=jvp,
-              infer=_infer(fn) if q_fixed is None else (
-                  lambda t, *, axis=None, keepdims=False: _infer(fn)(t, axis=axis,
-                                                                     keepdims=keepdims)),
-              examples=[ex((5,), axis=None, keepdims=False, **qs),
-                        ex((2, 3), axis=1, keepdims=False, **qs),
-                        ex((2, 4), axis=-1, keepdims=True, **qs),
-                        ex((3, 2, 2), axis=(0, 2), keepdims=False, **qs),
-                        ex((2, 3), axis=0, keepdims=True, **qs),
-                        ex(float, axis=None, keepdims=False, **qs),
-                        *(ex(e.inputs[0], **e.params, **qs) for e in ties)])
-
-
-_declare("quantile", "np.quantile({0}, {q}, axis={axis}, keepdims={keepdims})",
-         lambda s: np.quantile(s, 0.3))
-_declare("median", "np.median({0}, axis={axis}, keepdims={keepdims})", np.median, q_fixed=0.5)
+_declare("quantile", "np.quantile({0}, {q}, axis={axis}, keepdims={keepdims})", np.quantile)
+_declare("percentile", "np.percentile({0}, {q}, axis={axis}, keepdims={keepdims})",
+         np.percentile, scale=100)
+_declare("median", "np.median({0}, axis={axis}, keepdims={keepdims})",
+         lambda v, q: np.median(v), q_fixed=0.5)
 
 primitive(
-    "quantile_weights", emit="rt.quantile_weights({0}, {q}, {axis})", nondiff=True, family=F,
-    infer=lambda t, *, q, axis=None: AType(t.shape, np.result_type(t.dtype, np.float16), False),
-    examples=[ex((2, 3), q=0.25, axis=1), ex((2, 3, 2), q=0.5, axis=(0, 2))],
+    "quantile_weights", emit="rt.quantile_weights({0}, {q}, {axis}, {scale})", nondiff=True,
+    family=F,
+    infer=lambda t, *, q, axis=None, scale=1: AType(
+        np.shape(q) + t.shape, np.result_type(t.dtype, np.float16), False),
+    examples=[ex((2, 3), q=0.25, axis=1, scale=1), ex((2, 3, 2), q=(50, 75.0), axis=(0, 2),
+                                                    scale=100)],
 )
 
 
 # -- lowerings -------------------------------------------------------------------------------
 
 def _static_q(b, q, scale):
-    """``q`` (a number, a sequence, a constant array) as a float ndarray known when compiling."""
+    """``q`` (a number, a sequence, a constant array) as a param known when compiling:
+    a Python number or a (nested) tuple of them, as NumPy will read it."""
     if isinstance(q, Value):
         op = q.producer
         if op is None or op.prim != "const":
@@ -98,14 +111,19 @@ def _static_q(b, q, scale):
                 hint="pass q as a number or a list of numbers")
         q = op.params["value"]
     try:
-        qs = np.asarray(q, dtype=np.float64) / scale
+        qs = np.asarray(q, dtype=np.float64)
     except (TypeError, ValueError):
         raise UnsupportedOperationError(f"the quantile q must be numbers, got {q!r}",
                                         hint="pass q as a number or a list of numbers") from None
-    if not np.all((qs >= 0) & (qs <= 1)):
-        raise ValueError(f"Quantiles must be in the range [0, 1], got {q!r}"
-                         + (" (percentiles divided by 100)" if scale != 1 else ""))
-    return qs
+    if not np.all((qs >= 0) & (qs <= scale)):
+        raise ValueError(f"{'Percentiles' if scale != 1 else 'Quantiles'} must be in the range "
+                         f"[0, {scale}], got {q!r}")
+    return _as_param(np.asarray(q).tolist() if isinstance(q, np.ndarray) else q)
+
+
+def _as_param(q):
+    """Lists as tuples (hashable, and NumPy reads both as a float64 array)."""
+    return tuple(_as_param(v) for v in q) if isinstance(q, (list, tuple)) else q
 
 
 def _check(fn, out, method, weights, interpolation):
@@ -125,17 +143,10 @@ def _check(fn, out, method, weights, interpolation):
                                              "derivative rule")
 
 
-def _quantiles(b, x, qs, axis, keepdims):
-    """One ``quantile`` per element of ``qs``, stacked as NumPy lays them out (q axes first)."""
-    if qs.ndim == 0:
-        return b.quantile(x, q=float(qs), axis=axis, keepdims=keepdims)
-    return b.stack(*(_quantiles(b, x, q, axis, keepdims) for q in qs), axis=0)
-
-
-def quantile_of(b, a, q, axis=None, keepdims=False, scale=1):
-    """``np.quantile(a, q / scale, axis, keepdims)`` with static ``q``."""
-    qs = _static_q(b, q, scale)
-    return _quantiles(b, b.const(a), qs, static_axis(axis), bool(keepdims))
+def quantile_of(b, a, q, axis=None, keepdims=False, prim="quantile"):
+    """``np.quantile(a, q, axis, keepdims)`` (or ``np.percentile``) with static ``q``."""
+    q = _static_q(b, q, 100 if prim == "percentile" else 1)
+    return b.emit(prim, b.const(a), q=q, axis=static_axis(axis), keepdims=bool(keepdims))
 
 
 @lowering(np.quantile)
@@ -149,9 +160,9 @@ def lower_quantile(b, a, q, axis=None, out=None, overwrite_input=False, method="
 @lowering(np.percentile)
 def lower_percentile(b, a, q, axis=None, out=None, overwrite_input=False, method="linear",
                      keepdims=False, *, weights=None, interpolation=None):
-    """``np.percentile(a, q)``: ``np.quantile(a, q / 100)``, as NumPy computes it."""
+    """``np.percentile(a, q)``: the quantile ``q / 100``."""
     _check("percentile", out, method, weights, interpolation)
-    return quantile_of(b, a, q, axis, keepdims, scale=100)
+    return quantile_of(b, a, q, axis, keepdims, "percentile")
 
 
 @lowering(np.median)
