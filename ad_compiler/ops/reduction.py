@@ -164,7 +164,7 @@ primitive(
 
 # -- lowerings ----------------------------------------------------------------------
 
-def _reduce_input(b, prim, a, out, dtype):
+def reduce_input(b, prim, a, out, dtype):
     """The array a reduction reads (cast to ``dtype`` if given); ``out=`` is refused."""
     if out is not None:
         raise UnsupportedOperationError(f"{prim}(..., out=...) is not supported",
@@ -176,7 +176,7 @@ def _reduce_input(b, prim, a, out, dtype):
 
 
 def _reduce(b, prim, a, axis, out, keepdims, keep_dims, dtype=None):
-    x = _reduce_input(b, prim, a, out, dtype)
+    x = reduce_input(b, prim, a, out, dtype)
     keepdims = keepdims if keep_dims is None else keep_dims
     return b.emit(prim, x, axis=static_axis(axis), keepdims=bool(keepdims))
 
@@ -265,7 +265,7 @@ primitive(
 @method("var")
 def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``np.var`` as NumPy computes it: sum((x - mean(x))**2) / max(n - ddof, 0)."""
-    x = _reduce_input(b, "var", a, out, dtype)
+    x = reduce_input(b, "var", a, out, dtype)
     axis = static_axis(axis)
     squares = b.sum(b.square(_deviation(b, x, axis)), axis=axis, keepdims=bool(keepdims))
     return b.div(squares, _degrees(b, x, axis, ddof))
@@ -275,7 +275,7 @@ def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 @method("std")
 def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``np.std``: the ``std`` primitive (its derivative is 0 where the spread is)."""
-    x = _reduce_input(b, "std", a, out, dtype)
+    x = reduce_input(b, "std", a, out, dtype)
     return b.emit("std", x, axis=static_axis(axis), ddof=ddof, keepdims=bool(keepdims))
 
 
@@ -304,7 +304,7 @@ def lower_any(b, a, axis=None, out=None, keepdims=False):
 @lowering(np.ptp)
 def lower_ptp(b, a, axis=None, out=None, keepdims=False):
     """``np.ptp``: ``max - min``, as NumPy computes it (ties split as in max and min)."""
-    x = _reduce_input(b, "ptp", a, out, None)
+    x = reduce_input(b, "ptp", a, out, None)
     axis, keepdims = static_axis(axis), bool(keepdims)
     return b.sub(b.max(x, axis=axis, keepdims=keepdims), b.min(x, axis=axis, keepdims=keepdims))
 
@@ -353,7 +353,7 @@ def lower_average(b, a, axis=None, weights=None, returned=False, *, keepdims=Fal
 
 def _nan_input(b, prim, a, out, dtype):
     """The array, and its NaN mask when its dtype can hold NaN (else None)."""
-    x = _reduce_input(b, prim, a, out, dtype)
+    x = reduce_input(b, prim, a, out, dtype)
     return x, (b.not_equal(x, x) if b.type_of(x).dtype.kind in "fc" else None)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
-from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._infer import normalize_axis
 from .shape import slice_along
@@ -152,12 +151,8 @@ primitive(
 
 def _scan(b, prim, a, axis, dtype, out):
     """``np.cumsum``/``np.cumprod``: flattened for ``axis=None``, a 0-d input made 1-d."""
-    if out is not None:
-        raise UnsupportedOperationError(f"np.{prim}(..., out=...) is not supported",
-                                        hint="use the returned value instead of out=")
-    x = b.const(a)
-    if dtype is not None and np.dtype(dtype) != b.type_of(x).dtype:
-        x = b.cast(x, dtype=np.dtype(dtype))
+    from .reduction import reduce_input  # reduction builds prod's derivative from scans
+    x = reduce_input(b, f"np.{prim}", a, out, dtype)
     t = b.type_of(x)
     if axis is None or t.ndim == 0:
         if axis is not None:
