@@ -237,9 +237,11 @@ def _array_inputs(impl: Callable) -> Callable:
 
 
 def template_globals() -> dict:
-    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime)."""
+    """The names templates may use: ``np``, ``math``, ``rt`` (ad_compiler.runtime), and
+    the functions users registered with ``ad_compiler.primitive``."""
     from .. import runtime
-    return {"np": np, "math": math, "rt": runtime}
+    from ..api.extension import USER_FUNCTIONS
+    return {**USER_FUNCTIONS, "np": np, "math": math, "rt": runtime}
 
 
 def _compile_template(template: str) -> Callable:
