@@ -33,7 +33,7 @@ import numpy as np
 from ..ad import rules
 from ..ir.core import AType
 
-#: name -> function, merged into the namespace of generated code (``rules.template_globals``)
+#: name -> registered function (each primitive's ``globals`` puts it in generated code)
 USER_FUNCTIONS: dict[str, Callable] = {}
 
 
@@ -68,7 +68,7 @@ def primitive(fn: Callable | None = None, *, vjp: Callable | None = None,
                         "or nondiff=True for a function without a derivative")
     USER_FUNCTIONS[name] = fn
     rules.primitive(name, emit=_emit(name), impl=fn, infer=infer or _sampled_type(fn),
-                    vjp=vjp, jvp=jvp, nondiff=nondiff, family="user")
+                    vjp=vjp, jvp=jvp, nondiff=nondiff, family="user", globals={name: fn})
     rules.register_lowering(fn, _lowering(name))
     return fn
 
@@ -77,7 +77,7 @@ def _checked_name(fn, name: str) -> str:
     if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
         raise ValueError(f"primitive(): {name!r} is not usable as a name in generated code; "
                          "pass name='a_valid_identifier'")
-    if name in rules.template_globals() or name in rules.PRIMITIVES:
+    if name in rules.template_globals() or name in rules.PRIMITIVES or name in USER_FUNCTIONS:
         raise ValueError(f"primitive(): the name {name!r} is taken; pass another name=")
     if rules.find_lowering(fn) is not None:
         raise ValueError(f"primitive(): {name} already has a rule")

@@ -30,7 +30,7 @@ from ..frontend import owner_of
 from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
-from .fastpath import fast_call, guarded, ndarray_signature
+from .fastpath import MISS, fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
 from .state import current_entry, next_serial
 
@@ -56,7 +56,7 @@ class Config:
 
 def _miss(args):
     """The guarded call before any: it never matches (see fastpath.guarded)."""
-    return _miss
+    return MISS
 
 
 class GradFunction:
@@ -119,7 +119,7 @@ class GradFunction:
         if not kwargs:
             hot = self._hot
             out = hot(args)
-            if out is not hot:  # the guard returns itself when the signature differs
+            if out is not MISS:  # what a guard returns when the signature differs
                 return out
             key = ndarray_signature(args)
             if key is not None:
@@ -127,7 +127,7 @@ class GradFunction:
                 if guard is not None:  # another signature seen before: it becomes the hot one
                     self._hot = guard
                     out = guard(args)
-                    if out is not guard:  # (an equal dtype of another identity misses it)
+                    if out is not MISS:  # (an equal dtype of another identity misses it)
                         return out
         return self._call(args, kwargs)
 

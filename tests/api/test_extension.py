@@ -131,3 +131,33 @@ def test_forget_makes_the_function_ordinary_python_again():
     assert float(ms.grad(lambda x: np.sum(cube(x)))(np.ones(2))[0]) == 0.0   # the rule is used
     forget(cube)
     np.testing.assert_allclose(ms.grad(lambda x: np.sum(cube(x)))(np.ones(2) * 2.0), [12.0, 12.0])
+
+
+def logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _doubled(x):
+    logistic = 2.0 * x          # a local named like the registered function
+    return logistic
+
+
+def test_a_local_named_like_the_function_does_not_shadow_it():
+    # the rule reads ``out``, so the adjoint calls the function
+    ms.primitive(logistic, vjp=lambda b, ct, out, x: (b.mul(ct, b.mul(out, b.sub(b.const(1.0), out))),))
+    try:
+        def f(x):
+            return np.sum(logistic(_doubled(x)))
+        source = ms.adjoint_source(f, X)
+        code = [line.strip() for line in source.splitlines() if not line.strip().startswith("#")]
+        assert any("logistic(" in line for line in code)
+        assert not any(line.startswith("logistic =") for line in code)
+        np.testing.assert_allclose(ms.grad(f)(X), fd(f, X), rtol=1e-6, atol=1e-8)
+    finally:
+        forget(logistic)
+
+
+def test_only_code_that_calls_it_holds_the_function(registered):
+    from ad_compiler.api.transforms import compiled_entry
+    without = compiled_entry(lambda x: np.sum(np.sin(x)), X).compiled.fn.__globals__
+    assert "softplus" not in without
