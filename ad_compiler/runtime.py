@@ -131,3 +131,16 @@ def _slice_weights(flat, ordered, q, dtype):
         hits = flat == ordered[..., k:k + 1]
         weights += (w * hits / np.maximum(hits.sum(axis=-1, keepdims=True), 1)).astype(dtype)
     return weights
+
+
+def nonzero_divisor(scale):
+    """``scale`` itself, after NumPy's check in ``np.average`` that no weight sum is 0.
+
+    >>> nonzero_divisor(np.array([2.0, 0.0]))
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: Weights sum to zero, can't be normalized
+    """
+    if np.any(scale == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    return scale

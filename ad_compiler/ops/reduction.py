@@ -1,4 +1,6 @@
-"""Reductions: sum, mean, max, min, and their lowerings (np.sum, x.sum(), ...).
+"""Reductions: sum, mean, max, min, prod, std, all, any, and their lowerings (np.sum,
+x.sum(), ...), with np.var, np.ptp, np.average and the NaN-ignoring np.nansum,
+np.nanmean, np.nanmax, np.nanmin lowered onto them.
 
 Invariants:
 
@@ -7,7 +9,11 @@ Invariants:
 * a VJP puts the reduced axes back with a reshape (``keep_dims_of``), lets
   broadcasting do the rest where it can, and returns a cotangent of ``x``'s type;
 * max/min send the gradient to the positions that attain the extremum,
-  split evenly among ties (as ``maximum``/``minimum`` do).
+  split evenly among ties (as ``maximum``/``minimum`` do);
+* prod's derivatives are products of the other elements (``scans.others_product``),
+  never a division by ``x``, so they are exact where ``x`` has zeros;
+* a lowering computes with NumPy's own operations in NumPy's order, so its value
+  (and dtype) is the one the NumPy function returns.
 """
 from __future__ import annotations
 
@@ -328,11 +334,20 @@ def _average_weights(b, x, w, axis):
     return w if b.type_of(w).shape == shape else b.reshape(w, shape=shape)
 
 
+primitive(  # the weight sums of np.average: NumPy raises when one is 0
+    "nonzero_divisor", emit="rt.nonzero_divisor({0})", view=True, family=F,
+    infer=lambda t: t,
+    vjp=lambda b, ct, out, x: (ct,), jvp=lambda b, t, out, x: t[0],
+    examples=[ex((3,)), ex(float)],
+)
+
+
 @lowering(np.average)
 def lower_average(b, a, axis=None, weights=None, returned=False, *, keepdims=False):
     """``np.average``: ``sum(a * w) / sum(w)`` in NumPy's result dtype, as NumPy computes it.
 
-    The gradient flows to ``a`` and to the weights. ``returned=True`` is not supported.
+    The gradient flows to ``a`` and to the weights; weights summing to 0 raise NumPy's
+    ``ZeroDivisionError`` (``nonzero_divisor``). ``returned=True`` is not supported.
     """
     if returned:
         raise UnsupportedOperationError("np.average(..., returned=True) is not supported",
@@ -347,8 +362,9 @@ def lower_average(b, a, axis=None, weights=None, returned=False, *, keepdims=Fal
     dtype = np.result_type(xt.dtype, wt.dtype, *extra)
     x, w = ((v if b.type_of(v).dtype == dtype and not b.type_of(v).weak
              else b.cast(v, dtype=dtype)) for v in (x, w))
-    scale = b.sum(w, axis=axis, keepdims=keepdims)
+    scale = b.nonzero_divisor(b.sum(w, axis=axis, keepdims=keepdims))
     return b.div(b.sum(b.mul(x, w), axis=axis, keepdims=keepdims), scale)
+
 
 
 def _nan_input(b, prim, a, out, dtype):

@@ -310,3 +310,8 @@ def test_generated_code_is_one_numpy_call_per_op():
     assert all(line.count(";") == 0 for line in source.splitlines())
     source = ms.adjoint_source(median_axis, np.ones((3, 2)))
     assert "rt.quantile_weights(x, 0.5, 0, 1)" in source
+
+
+def test_average_with_weights_summing_to_zero_raises_numpys_error():
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        ms.grad(average_axis)(np.ones((2, 3)), np.array([1.0, -1.0, 0.0]))
