@@ -47,7 +47,9 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
-    return _tensor.wrap(out) if seen else out
+    if not seen:
+        return out
+    return tuple(map(_tensor.wrap, out)) if type(out) is tuple else _tensor.wrap(out)
 
 
 def functional(lower, name: str | None = None):
@@ -412,6 +414,13 @@ def quantile(b, input, q, axis=None, keepdims=False):
 
 
 @functional
+def median(b, input, axis=-1, keepdims=False):
+    """``ops.median(input, axis=-1, keepdims=False)``: ``(values, indices)`` of the lower
+    median along ``axis``; the gradient goes to the median element (split among ties)."""
+    return _quantiles.lower_ms_median(b, input, axis, keepdims)
+
+
+@functional
 def logsumexp(b, input, axis, keep_dims=False):
     """``ops.logsumexp(input, axis, keep_dims=False)``: ``log(sum(exp(x - m))) + m`` with
     ``m`` the (constant) maximum, so nothing overflows; its gradient is the softmax."""
@@ -469,5 +478,5 @@ __all__ = [
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
     "prod", "cumsum", "cumprod", "amax", "amin", "std", "var", "nansum", "nanmean", "quantile",
-    "logsumexp", "ReduceProd", "ReduceMax", "ReduceMin", "CumSum",
+    "logsumexp", "median", "ReduceProd", "ReduceMax", "ReduceMin", "CumSum",
 ]

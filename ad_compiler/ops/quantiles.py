@@ -27,8 +27,11 @@ refused with an error naming them; ``q`` must be known when compiling.
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
+from .. import runtime as rt
 from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
@@ -47,11 +50,14 @@ def _infer(fn):
     return infer
 
 
-def _declare(name, emit, fn, scale=1, q_fixed=None):
+def _declare(name, emit, fn, scale=1, q_fixed=None, method="linear"):
     """A quantile-like primitive: ``fn(x, q)`` is NumPy's, ``q / scale`` the quantile."""
+    def weights(b, x, q, axis):
+        return b.quantile_weights(x, q=q, axis=axis, scale=scale, method=method)
+
     def weighted(b, v, x, q, axis):
         """``v`` times the weights, summed over the axes of ``q`` (one weight set per q)."""
-        w = b.quantile_weights(x, q=q, axis=axis, scale=scale)
+        w = weights(b, x, q, axis)
         prod = b.mul(v, w)
         lead = tuple(range(np.ndim(q)))
         return b.sum(prod, axis=lead, keepdims=False) if lead else prod
@@ -64,7 +70,7 @@ def _declare(name, emit, fn, scale=1, q_fixed=None):
         return (b.fit(weighted(b, ct, x, q, axis), x),)
 
     def jvp(b, t, out, x, *, axis=None, keepdims=False, q=q_fixed):
-        w = b.quantile_weights(x, q=q, axis=axis, scale=scale)
+        w = weights(b, x, q, axis)
         shift = np.ndim(q)
         axes = tuple(a + shift for a in normalize_axis(axis, b.type_of(x).ndim))
         return b.fit(b.sum(b.mul(t[0], w), axis=axes, keepdims=keepdims), out)
@@ -88,13 +94,36 @@ _declare("percentile", "np.percentile({0}, {q}, axis={axis}, keepdims={keepdims}
 _declare("median", "np.median({0}, axis={axis}, keepdims={keepdims})",
          lambda v, q: np.median(v), q_fixed=0.5)
 
+_declare("median_low", "np.quantile({0}, 0.5, axis={axis}, keepdims={keepdims}, method='lower')",
+         lambda v, q: np.quantile(v, 0.5, method="lower"), q_fixed=0.5, method="lower")
+
+
+def _weights_emit(srcs, *, q, axis, scale, method):
+    extra = "" if ast.literal_eval(method) == "linear" else f", {method}"  # sources: "('lower')"
+    return f"rt.quantile_weights({srcs[0]}, {q}, {axis}, {scale}{extra})"
+
+
 primitive(
-    "quantile_weights", emit="rt.quantile_weights({0}, {q}, {axis}, {scale})", nondiff=True,
-    family=F,
-    infer=lambda t, *, q, axis=None, scale=1: AType(
+    "quantile_weights", emit=_weights_emit, impl=rt.quantile_weights, nondiff=True, family=F,
+    infer=lambda t, *, q, axis=None, scale=1, method="linear": AType(
         np.shape(q) + t.shape, np.result_type(t.dtype, np.float16), False),
     examples=[ex((2, 3), q=0.25, axis=1, scale=1), ex((2, 3, 2), q=(50, 75.0), axis=(0, 2),
-                                                    scale=100)],
+                                                    scale=100),
+              ex((2, 4), q=0.5, axis=1, scale=1, method="lower")],
+)
+
+
+def _index_infer(t: AType, *, axis, keepdims=False) -> AType:
+    (ax,) = normalize_axis(axis, t.ndim)
+    shape = tuple(1 if i == ax else d for i, d in enumerate(t.shape)) if keepdims \
+        else t.shape[:ax] + t.shape[ax + 1:]
+    return AType(shape, np.dtype(np.int64), False)
+
+
+primitive(
+    "median_index", emit="rt.median_index({0}, {axis}, {keepdims})", nondiff=True, family=F,
+    infer=_index_infer, examples=[ex((2, 3), axis=1, keepdims=False), ex((4,), axis=0,
+                                                                          keepdims=True)],
 )
 
 
@@ -170,3 +199,15 @@ def lower_median(b, a, axis=None, out=None, overwrite_input=False, keepdims=Fals
     """``np.median``: the gradient goes to the middle element, or half to each of the two."""
     _check("median", out, "linear", None, None)
     return b.median(b.const(a), axis=static_axis(axis), keepdims=bool(keepdims))
+
+
+def lower_ms_median(b, a, axis=-1, keepdims=False):
+    """MindSpore's ``ops.median(input, axis=-1, keepdims=False)``: ``(values, indices)`` of
+    the lower median (the element at sorted position ``(n - 1) // 2``) along one axis."""
+    x = b.const(a)
+    xt = b.type_of(x)
+    if xt.ndim == 0:
+        x = b.reshape(x, shape=(1,))
+    (axis,) = normalize_axis(int(axis), max(xt.ndim, 1))
+    values = b.median_low(x, axis=axis, keepdims=bool(keepdims))
+    return values, b.median_index(x, axis=axis, keepdims=bool(keepdims))

@@ -98,6 +98,12 @@ def _ms_quantile(g):
            f"{g.axis(x, allow_none=False)}, {g.choice(['True', 'False'])})"
 
 
+def _ms_median(g):
+    x = g.arr()
+    axis = g.axis(x, allow_none=False)
+    return f"ops.median({x}, {axis}, {g.choice(['True', 'False'])})[0]"
+
+
 RECIPES = {
     "numpy.prod": _prod(),
     "method.prod": _prod(method=True),
@@ -127,6 +133,7 @@ RECIPES = {
     "ad_compiler.ops.operations.nanmean": _ops_reduce("ops.nanmean({x}, {axis}, {keep})"),
     "ad_compiler.ops.operations.quantile": _ms_quantile,
     "ad_compiler.ops.operations.logsumexp": _logsumexp,
+    "ad_compiler.ops.operations.median": _ms_median,
     "ad_compiler.ops.operations.ReduceMax": _ops_class("ReduceMax"),
     "ad_compiler.ops.operations.ReduceMin": _ops_class("ReduceMin"),
 }

@@ -315,3 +315,27 @@ def test_generated_code_is_one_numpy_call_per_op():
 def test_average_with_weights_summing_to_zero_raises_numpys_error():
     with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
         ms.grad(average_axis)(np.ones((2, 3)), np.array([1.0, -1.0, 0.0]))
+
+
+def spread(x):
+    return (np.sum(np.var(x, axis=(0, 2), ddof=1)) + np.std(x, ddof=1)
+            + np.sum(x.var(axis=-1, keepdims=True) * x) + np.sum(np.amax(x, axis=1))
+            - np.sum(np.amin(x, axis=(0, 1), keepdims=True)))
+
+
+def test_var_std_with_ddof_and_amax_amin_match_finite_differences(adcheck):
+    _check(adcheck, spread, RNG.permutation(np.linspace(-2.0, 2.0, 24)).reshape(2, 3, 4))
+
+
+def ms_median(x):
+    values, indices = ops.median(x, 0)
+    return np.sum(values ** 2) + np.sum(ops.median(x, keepdims=True)[0] * x)
+
+
+def test_ops_median_is_the_lower_median_with_its_index(adcheck):
+    x = np.array([[9.0, 3.0, 4.0, 5.0], [5.0, 2.0, 7.0, 4.0], [8.0, 1.0, 3.0, 6.0]])
+    values, indices = ops.median(Tensor(x))
+    np.testing.assert_array_equal(values.asnumpy(), [4.0, 4.0, 3.0])
+    np.testing.assert_array_equal(indices.asnumpy(), [2, 3, 2])
+    assert indices.asnumpy().dtype == np.int64
+    _check(adcheck, ms_median, x + RNG.uniform(-0.1, 0.1, x.shape))
