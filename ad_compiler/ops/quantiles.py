@@ -10,6 +10,9 @@ reduction.py):
   NumPy divides ``q`` by 100 in the input's dtype;
 * ``median``: ``np.median`` (its own template: NumPy averages the two middle
   values, which can differ from the quantile's interpolation in the last bit);
+* ``median_low``: MindSpore's median, the element at sorted position ``(n - 1) // 2``
+  (``np.quantile(..., method='lower')``), with ``median_index`` (no derivative,
+  ``rt.median_index``) saying where it is;
 * ``quantile_weights``: no derivative; ``rt.quantile_weights(x, q, axis, scale)``,
   the weight each element of ``x`` has in its slice's quantile ``q / scale``
   (shape ``np.shape(q) + x.shape``).
@@ -36,7 +39,6 @@ from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
 from ._infer import normalize_axis, static_axis
-from .reduction import keep_dims_of
 
 F = "quantile"
 

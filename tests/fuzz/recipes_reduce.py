@@ -127,7 +127,8 @@ RECIPES = {
     "ad_compiler.ops.operations.CumSum": _scan("cumsum", ops="CumSum"),
     "ad_compiler.ops.operations.amax": _ops_reduce("ops.amax({x}, {axis}, {keep})"),
     "ad_compiler.ops.operations.amin": _ops_reduce("ops.amin({x}, {axis}, {keep})"),
-    "ad_compiler.ops.operations.std": _ops_reduce("ops.std(np.tanh({x}) * 0.8 + {x}, {axis}, 0, {keep})"),
+    "ad_compiler.ops.operations.std":
+        _ops_reduce("ops.std(np.tanh({x}) * 0.8 + {x}, {axis}, 0, {keep})"),
     "ad_compiler.ops.operations.var": _ops_reduce("ops.var({x}, {axis}, 1, {keep})"),
     "ad_compiler.ops.operations.nansum": _ops_reduce("ops.nansum({x}, {axis}, {keep})"),
     "ad_compiler.ops.operations.nanmean": _ops_reduce("ops.nanmean({x}, {axis}, {keep})"),

@@ -234,7 +234,7 @@ def test_nanmax_of_a_nan_slice_is_nan():
     np.testing.assert_array_equal(g, np.zeros_like(x))
 
 
-# -- MindSpore spellings ----------------------------------------------------------------------------
+# -- MindSpore spellings -------------------------------------------------------------------
 
 def ms_style(x):
     a = ops.prod(x, 1).sum() + ops.cumsum(x, 0).sum() + ops.cumprod(x, 1).sum()
