@@ -43,6 +43,7 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
 
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
 PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
+                            "np.average": (A((2, 3)), 1, A((3,))),
                             "np.linalg.solve": (A((3, 3)), A((3,))),
                             "np.linalg.matrix_power": (A((3, 3)), 2),
                             "ops.matrix_power": (A((3, 3)), 2)}

@@ -6,6 +6,7 @@ the public functional and class forms (``ops.exp``, ``ops.MatMul`` ...) and the
 gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
 from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
+from . import scans, quantiles  # noqa: F401  (registration)
 from . import decompositions, norms  # noqa: F401  (registration: np.linalg)
 from . import einsum  # noqa: F401  (registration)
 from . import movement  # noqa: F401  (registration)
