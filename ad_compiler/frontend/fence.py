@@ -69,10 +69,6 @@ def _problem(node, in_raise: bool):
     entry = _REJECTED.get(type(node))
     if entry is not None:
         return (node, *entry)
-    if isinstance(node, (gast.For, gast.While)) and node.orelse:
-        loop = "for" if isinstance(node, gast.For) else "while"
-        return (node.orelse[0], f"'else' clause of a '{loop}' loop",
-                "use a flag variable set before 'break'")
     if isinstance(node, gast.Attribute) and not isinstance(node.ctx, gast.Load):
         return (node, f"assignment to the attribute '.{node.attr}'",
                 "compiled functions cannot change objects; return the new value "

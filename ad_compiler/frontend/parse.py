@@ -22,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 from .comprehensions import desugar_comprehensions
+from .loop_else import desugar_loop_else
 
 import inspect
 import linecache
@@ -84,6 +85,7 @@ def parse_function(fn) -> Parsed:
     try:
         parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
         if isinstance(parsed.node, gast.FunctionDef):
+            desugar_loop_else(parsed.node)
             desugar_comprehensions(parsed.node)
         fence(parsed.node, parsed.source)
     except RecursionError as exc:  # Python's parser, or gast's conversion of its tree

@@ -89,7 +89,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Inli
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
-        self.frame_keys: set = set()    # the keys of ``frames``: recursion is a set lookup
+        self.frame_keys: dict = {}      # the keys of ``frames`` -> how many: recursion is a lookup
+        self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
