@@ -19,7 +19,12 @@ loops and ``if`` filters an ``if`` around what follows them::
 
 A filter that depends on run-time data makes the list's length data-dependent,
 which the lifter rejects with its usual message about appends under run-time
-branches. Comprehensions in a ``while`` condition, async ones, and dict and set
+branches. A filter or an inner clause that depends only on the outer counters
+(``for j in range(i, 3)``, ``if i % 2 == 0``) is fine: the loops of a
+comprehension with several clauses, a filter, or a comprehension in its element
+(a list of lists, both comprehensions) carry its list's name in a ``comprehension`` attribute and are
+unrolled whenever their trip counts are constant (:mod:`.loops`), so the inner
+bounds and filters see Python ints. Comprehensions in a ``while`` condition, async ones, and dict and set
 comprehensions are left for the fence to reject. Every new node carries the
 comprehension's location.
 """
@@ -130,6 +135,12 @@ class _Hoister:
         self._rewrite([(node.generators[0], "iter")])
         k = self.counter[0]
         self.counter[0] += 1
+        inner_comps = [n for n in gast.walk(node.elt)
+                       if isinstance(n, (gast.ListComp, gast.GeneratorExp))]
+        for inner_comp in inner_comps:  # a list of lists: Python lists all the way down
+            inner_comp.unrolled = True
+        unrolled = (len(node.generators) > 1 or any(g.ifs for g in node.generators)
+                    or bool(inner_comps) or getattr(node, "unrolled", False))
         tmp = f"{PREFIX}{k}"
         renames = {n: f"{tmp}_{n}" for group in names for n in group}
         load = partial(_rename, renames=renames)  # in place: these subtrees move inside
@@ -146,6 +157,8 @@ class _Hoister:
             iterable = gen.iter if i == 0 else load(gen.iter)
             inner = [gast.For(target=load(gen.target),
                               iter=iterable, body=inner, orelse=[], type_comment=None)]
+            if unrolled:
+                inner[0].comprehension = tmp  # unrolled when it can be (loops.py)
             new_nodes.append(inner[0])
         start = gast.Assign(targets=[_name(tmp, gast.Store())],
                             value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
