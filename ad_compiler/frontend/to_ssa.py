@@ -44,6 +44,7 @@ from .flow import FlowLifter
 from .inline import InlineLifter
 from .iterables import LoopList
 from .loops import MAX_UNROLL, LoopLifter  # noqa: F401  (MAX_UNROLL: part of the API)
+from .objects import ObjectCallLifter
 from .values import Mark
 
 
@@ -81,8 +82,8 @@ class LiftBuilder(Builder):
         return super().const(value, hint)
 
 
-class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter,
-             AliasLifter, CaptureLifter):
+class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, ObjectCallLifter,
+             InlineLifter, AliasLifter, CaptureLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
     def __init__(self, name: str, epoch: int = 0):
