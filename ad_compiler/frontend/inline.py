@@ -63,12 +63,10 @@ class Frame:
     """The state of one function being lifted."""
 
     __slots__ = ("scope", "source", "key", "name", "args", "result", "signal", "live",
-                 "rest", "rest_taken", "tail", "signature")
+                 "rest", "rest_taken", "tail")
 
-    def __init__(self, scope, source, key, name: str, args=(), live=frozenset(),
-                 signature=None):
+    def __init__(self, scope, source, key, name: str, args=(), live=frozenset()):
         self.scope = scope
-        self.signature = signature  # what the call's static arguments decide (recursion)
         self.args = list(args)  # the bound argument values, for zero-argument super()
         self.source = source
         self.key = key          # (id of the code object or AST node, id of the owner)
@@ -175,10 +173,11 @@ class InlineLifter:
                 self.own(value)  # a new dict, as in Python: the body may change it
             scope.bind(param, value)
         frame = Frame(scope, source, key, name, bound.arguments.values(),
-                      self.syntax.nested_reads(node), signature)
+                      self.syntax.nested_reads(node))
         call_loc = self.b.loc
         self.frames.append(frame)
-        self.frame_keys[key] = self.frame_keys.get(key, 0) + 1
+        for k in (key, (key, signature)):
+            self.frame_keys[k] = self.frame_keys.get(k, 0) + 1
         try:
             if isinstance(node, gast.Lambda):
                 if len(self.frames) == 1:  # a lambda's body is what it returns
@@ -192,9 +191,10 @@ class InlineLifter:
             raise
         finally:
             self.frames.pop()
-            self.frame_keys[key] -= 1
-            if not self.frame_keys[key]:
-                del self.frame_keys[key]
+            for k in (key, (key, signature)):
+                self.frame_keys[k] -= 1
+                if not self.frame_keys[k]:
+                    del self.frame_keys[k]
 
     def frame_result(self, frame, node):
         """What the call returns: the returned value, None if the body ended without
@@ -218,7 +218,7 @@ class InlineLifter:
         if not count:
             return
         self.recursive_calls += 1
-        same = any(f.key == key and f.signature == signature for f in self.frames)
+        same = (key, signature) in self.frame_keys
         if not same and count < MAX_RECURSION and self.recursive_calls <= MAX_RECURSIVE_CALLS:
             return
         names = [f.name for f in self.frames] + [name]
@@ -250,7 +250,10 @@ def static_signature(arguments: dict):
 
 def _static_key(obj, depth: int = 0):
     if isinstance(obj, Value):
-        return ("value", obj.type)
+        try:
+            return ("value", hash(obj.type), obj.type)
+        except TypeError:
+            return ("object", id(obj))
     if isinstance(obj, (bool, int, float, complex, str, bytes, type(None))):
         return (type(obj), obj)
     if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":

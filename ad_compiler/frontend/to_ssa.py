@@ -90,7 +90,9 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
-        self.frame_keys: dict = {}      # the keys of ``frames`` -> how many: recursion is a lookup
+        # the keys of ``frames``, and (key, static signature) pairs -> how many: recursion
+        # is a lookup
+        self.frame_keys: dict = {}
         self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
         self._param_values: dict[int, Value] = {}
