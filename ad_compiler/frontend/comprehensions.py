@@ -24,8 +24,9 @@ branches. A filter or an inner clause that depends only on the outer counters
 comprehension with several clauses, a filter, or a comprehension in its element
 (a list of lists, both comprehensions) carry its list's name in a ``comprehension`` attribute and are
 unrolled whenever their trip counts are constant (:mod:`.loops`), so the inner
-bounds and filters see Python ints. Comprehensions in a ``while`` condition, async ones, and dict and set
-comprehensions are left for the fence to reject. Every new node carries the
+bounds and filters see Python ints. Comprehensions in a nested ``def`` are
+rewritten in its body; those in a ``while`` condition or a ``lambda``, async ones,
+and dict and set comprehensions are left for the fence to reject. Every new node carries the
 comprehension's location.
 """
 from __future__ import annotations
@@ -80,6 +81,8 @@ def _rewrite_list(stmts, counter) -> list:
     out = []
     for stmt in stmts:
         if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if isinstance(stmt, gast.FunctionDef):  # a nested def: its own statements
+                _rewrite_bodies(stmt, counter)
             out.append(stmt)
             continue
         hoisted = []

@@ -452,9 +452,15 @@ def generator_nested(x):
     return sum(x[i] - x[j] ** 2 for i in range(4) for j in range(i + 1, 4))
 
 
+def in_nested_def(x):
+    def pairs(v):
+        return sum([v[i] * np.sin(v[j]) for i in range(4) for j in range(i, 4)])
+    return pairs(x) + pairs(x * 0.5)
+
+
 @pytest.mark.parametrize("f", [triangle, strictly_lower, filtered_counters, filtered_single,
                                rectangle, list_of_lists, rows_then_range, triple,
-                               generator_nested])
+                               generator_nested, in_nested_def])
 @pytest.mark.parametrize("x", [X, -BIG])
 def test_nested_comprehensions_over_range(f, x):
     check(f, x)
