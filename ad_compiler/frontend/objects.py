@@ -6,6 +6,9 @@
   holds is captured state: ``p.func``, ``p.args`` and ``p.keywords`` are read
   through :mod:`.captured` (arrays among the bound arguments are inputs read at
   call time; other values are guarded, so changing ``p.keywords`` recompiles).
+* ``functools.partial(f, ...)`` called inside the function makes the partial then
+  (it may hold run-time values); ``f`` must be a function from outside (a ``def``
+  or ``lambda`` of the function itself is no Python callable while compiling).
 * ``obj(*args)`` for an instance whose class defines ``__call__`` in Python
   source (not a library's): ``type(obj).__call__`` is inlined with ``self``
   bound to ``obj``, as a method is; ``self.w`` reads are captured state, guarded.
@@ -46,6 +49,8 @@ class ObjectCallLifter:
     """Mixin of :class:`~.to_ssa.Lifter`: the handler of calls of user objects."""
 
     def call_object(self, callee, args, kwargs):
+        if callee is functools.partial and args and callable(args[0]):
+            return functools.partial(*args, **kwargs)  # made here: holds lift-time values
         if isinstance(callee, functools.partial):
             func, bound, bound_kw = self.partial_parts(callee)
             return self.call(func, [*bound, *args], {**bound_kw, **kwargs})

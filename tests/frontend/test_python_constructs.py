@@ -281,8 +281,29 @@ def calls_partials(x):
     return np.sum(P_KW(x) * P_POS(x, 0.5) + P_NUMPY(x) + P_NESTED(x, a=0.5))
 
 
+class Recursive:
+    def __init__(self, s):
+        self.s = s
+
+    def rec(self, x, n):
+        return x if n == 0 else np.sin(self.rec(x, n - 1)) * self.s
+
+
+RECURSIVE = Recursive(1.5)
+
+
+def calls_recursive_method(x):
+    return np.sum(RECURSIVE.rec(x, 3))
+
+
+def makes_a_partial(x):
+    p = functools.partial(helper, a=x * 0.5)   # made inside: it holds a run-time value
+    return np.sum(p(x) + P_NUMPY(p(x, b=0.0)))
+
+
 @pytest.mark.parametrize("f", [calls_instance, calls_bound_method,
-                               calls_static_and_class_methods, calls_partials])
+                               calls_static_and_class_methods, calls_partials,
+                               calls_recursive_method, makes_a_partial])
 def test_user_objects_are_called_as_python_calls_them(f):
     check(f)
 
