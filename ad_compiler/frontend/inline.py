@@ -89,6 +89,19 @@ class LocalFunction:
     def __repr__(self) -> str:
         return f"<local function {self.name}>"
 
+    def __eq__(self, other):
+        """Two evaluations of one ``def``/``lambda`` in one scope, with the same default
+        objects, behave the same (the closure is the scope itself: late binding), so a
+        loop that defines a function in its body carries nothing for it."""
+        if not isinstance(other, LocalFunction):
+            return NotImplemented
+        return (self.node is other.node and self.scope is other.scope
+                and all(a.default is b.default for a, b in zip(
+                    self.signature.parameters.values(), other.signature.parameters.values())))
+
+    def __hash__(self):
+        return hash((id(self.node), id(self.scope)))
+
 
 _NO_DEFAULT = inspect.Parameter.empty
 

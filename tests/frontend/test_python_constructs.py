@@ -502,3 +502,36 @@ def test_float32_stays_float32():
     for f in (uses_power, for_else_counter, calls_partials, triangle, lambdas_inside):
         value, grad = ms.value_and_grad(f)(x)
         assert grad.dtype == np.float32, f.__name__
+
+
+def comprehension_in_a_peeled_loop(x):
+    z = x * 1.0
+    s = 0.0
+    k = 0
+    while k < 2:
+        k += 1
+        s = s + np.sum(np.stack([x[j] * z[i] for i in range(2) for j in range(2) if i != j]))
+        z = z * 0.9 + np.float64(0.5)   # float32 z becomes float64: iterations unrolled
+    return np.sum(z) + s
+
+
+def test_a_comprehension_list_made_in_a_loop_body_is_not_carried_by_the_loop():
+    x = X.astype(np.float32)
+    value, grad = ms.value_and_grad(comprehension_in_a_peeled_loop)(x)
+    assert value == comprehension_in_a_peeled_loop(x.copy())
+    assert grad.dtype == np.float32
+    np.testing.assert_allclose(grad, central(comprehension_in_a_peeled_loop, X), rtol=1e-5)
+
+
+def defines_in_a_loop(x):
+    t = x * 1.0
+    for k in (1.0, 2.0):          # unrolled: the second pass sees the first one's 'inner'
+        for _ in range(3):        # a loop op
+            def inner(u):
+                return np.tanh(u) * t * k
+            t = t * 0.5 + inner(x)
+    return np.sum(t)
+
+
+def test_a_function_defined_in_a_loop_body_is_not_a_change():
+    check(defines_in_a_loop)
