@@ -22,9 +22,9 @@ which the lifter rejects with its usual message about appends under run-time
 branches. A filter or an inner clause that depends only on the outer counters
 (``for j in range(i, 3)``, ``if i % 2 == 0``) is fine: the loops of a
 comprehension with several clauses, a filter, or a comprehension in its element
-(a list of lists, both comprehensions) carry its list's name in a ``comprehension`` attribute and are
-unrolled whenever their trip counts are constant (:mod:`.loops`), so the inner
-bounds and filters see Python ints. Comprehensions in a nested ``def`` are
+(a list of lists, both comprehensions) carry its list's name in a
+``comprehension`` attribute and are unrolled whenever their trip counts are
+constant (:mod:`.loops`), so the inner bounds and filters see Python ints. Comprehensions in a nested ``def`` are
 rewritten in its body; those in a ``while`` condition or a ``lambda``, async ones,
 and dict and set comprehensions are left for the fence to reject. Every new node carries the
 comprehension's location.

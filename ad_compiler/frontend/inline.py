@@ -251,8 +251,9 @@ class InlineLifter:
                 f"unrolled to more than {MAX_RECURSIVE_CALLS} calls in all (each branch "
                 "on run-time data lifts the calls of both paths)")
         raise RecursiveCallError(
-            f"recursion of {name}(){where} {what} ({chain}): too deep to unroll", hint="write the recursion as a 'for' loop over range(n), "
-            "or a 'while' loop on a data-dependent condition")
+            f"recursion of {name}(){where} {what} ({chain}): too deep to unroll",
+            hint="write the recursion as a 'for' loop over range(n), or a 'while' loop on "
+                 "a data-dependent condition")
 
 
 def static_signature(arguments: dict):
