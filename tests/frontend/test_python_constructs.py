@@ -535,3 +535,24 @@ def defines_in_a_loop(x):
 
 def test_a_function_defined_in_a_loop_body_is_not_a_change():
     check(defines_in_a_loop)
+
+
+def test_class_attributes_read_by_static_and_class_methods_are_guarded():
+    class Holder:
+        k = 3.0
+
+        @classmethod
+        def by_k(cls, x):
+            return np.sum(np.sin(x) * cls.k)
+
+        @staticmethod
+        def static(x):
+            return np.sum(x * Holder.k)
+
+    grads = [ms.grad(Holder.by_k), ms.grad(Holder.static), ms.grad(lambda x: Holder.by_k(x))]
+    expected = [3.0 * np.cos(X), np.full(4, 3.0), 3.0 * np.cos(X)]
+    for grad, want in zip(grads, expected):
+        np.testing.assert_allclose(grad(X), want)
+    Holder.k = 5.0
+    for grad, want in zip(grads, expected):
+        np.testing.assert_allclose(grad(X), want * 5.0 / 3.0)
