@@ -25,8 +25,9 @@ comprehension with several clauses, a filter, or a comprehension in its element
 (a list of lists, both comprehensions) carry its list's name in a
 ``comprehension`` attribute and are unrolled whenever their trip counts are
 constant (:mod:`.loops`), so the inner bounds and filters see Python ints. Comprehensions in a nested ``def`` are
-rewritten in its body; those in a ``while`` condition or a ``lambda``, async ones,
-and dict and set comprehensions are left for the fence to reject. Every new node carries the
+rewritten in its body, and a ``lambda`` whose body holds one is lifted as the
+``def`` it means; those in a ``while`` condition, async ones, and dict and set
+comprehensions are left for the fence to reject. Every new node carries the
 comprehension's location.
 """
 from __future__ import annotations
@@ -65,9 +66,27 @@ def data_dependent_length():
 
 
 def desugar_comprehensions(node) -> None:
-    """Rewrite, in place, the simple comprehensions of ``node``'s statements."""
+    """Rewrite, in place, the simple comprehensions of ``node``'s statements, and
+    give each ``lambda`` whose body holds one an ``as_def`` (see :func:`lambda_as_def`)."""
     counter = [0]
+    for lam in [n for n in gast.walk(node) if isinstance(n, gast.Lambda)]:
+        lambda_as_def(lam, counter)
     _rewrite_bodies(node, counter)
+
+
+def lambda_as_def(node, counter=None):
+    """A ``lambda`` whose body holds a comprehension, as the ``def`` it means
+    (``def <lambda>(args): return body``, comprehensions rewritten), kept on the
+    lambda as ``as_def`` (the fence and the lifter read it); None for other lambdas."""
+    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(node.body)):
+        return None
+    if getattr(node, "as_def", None) is None:
+        ret = gast.copy_location(gast.Return(value=node.body), node.body)
+        fn = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
+                              returns=None, type_comment=None, type_params=[])
+        node.as_def = gast.copy_location(fn, node)
+        _rewrite_bodies(node.as_def, counter if counter is not None else [0])
+    return node.as_def
 
 
 def _rewrite_bodies(node, counter) -> None:

@@ -54,6 +54,8 @@ def fence(tree, source) -> None:
     todo = [(tree, False)]
     while todo:
         node, in_raise = todo.pop()
+        if getattr(node, "as_def", None) is not None:  # a lambda lifted as a def
+            node = node.as_def
         problem = _problem(node, in_raise)
         if problem is not None:
             at, what, hint = problem

@@ -144,6 +144,7 @@ class InlineLifter:
         return self.make_local(node, "<lambda>")
 
     def make_local(self, node, name: str) -> LocalFunction:
+        node = getattr(node, "as_def", None) or node  # a lambda holding a comprehension
         defaults = [self.expr(d) for d in node.args.defaults]
         kw_defaults = [_NO_DEFAULT if d is None else self.expr(d) for d in node.args.kw_defaults]
         sig = signature_from_ast(node.args, defaults, kw_defaults)

@@ -21,7 +21,7 @@ Invariants:
 """
 from __future__ import annotations
 
-from .comprehensions import desugar_comprehensions
+from .comprehensions import desugar_comprehensions, lambda_as_def
 from .loop_else import desugar_loop_else
 
 import inspect
@@ -84,6 +84,8 @@ def parse_function(fn) -> Parsed:
         pass
     try:
         parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+        if isinstance(parsed.node, gast.Lambda) and lambda_as_def(parsed.node) is not None:
+            parsed = Parsed(parsed.node.as_def, parsed.source)  # it holds a comprehension
         if isinstance(parsed.node, gast.FunctionDef):
             desugar_loop_else(parsed.node)
             desugar_comprehensions(parsed.node)

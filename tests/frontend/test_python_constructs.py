@@ -473,6 +473,15 @@ def generator_nested(x):
     return sum(x[i] - x[j] ** 2 for i in range(4) for j in range(i + 1, 4))
 
 
+PAIRS = lambda x: sum([x[i] * x[j] for i in range(4) for j in range(i, 4)])  # noqa: E731
+
+
+def in_lambdas(x):
+    g = lambda v, c=2.0: np.sum(np.stack([v[i] * c for i in range(3)]))  # noqa: E731
+    h = lambda v: sum(np.sin(v[i]) for i in range(2))  # noqa: E731
+    return g(x) * h(x) + PAIRS(x)
+
+
 def in_nested_def(x):
     def pairs(v):
         return sum([v[i] * np.sin(v[j]) for i in range(4) for j in range(i, 4)])
@@ -481,7 +490,7 @@ def in_nested_def(x):
 
 @pytest.mark.parametrize("f", [triangle, strictly_lower, filtered_counters, filtered_single,
                                rectangle, list_of_lists, rows_then_range, triple,
-                               generator_nested, in_nested_def])
+                               generator_nested, in_nested_def, in_lambdas, PAIRS])
 @pytest.mark.parametrize("x", [X, -BIG])
 def test_nested_comprehensions_over_range(f, x):
     check(f, x)
