@@ -41,7 +41,7 @@ from .values import flatten
 
 
 #: how many recursive calls one compilation may unroll in all
-MAX_RECURSIVE_CALLS = 10 * MAX_RECURSION
+MAX_RECURSIVE_CALLS = 2 * MAX_RECURSION
 
 #: calls named in an error's notes; the rest of a long chain is counted in one note
 MAX_CALL_NOTES = 20

@@ -565,3 +565,11 @@ def test_class_attributes_read_by_static_and_class_methods_are_guarded():
     Holder.k = 5.0
     for grad, want in zip(grads, expected):
         np.testing.assert_allclose(grad(X), want * 5.0 / 3.0)
+
+
+def test_a_recursion_that_branches_on_data_is_capped(monkeypatch):
+    from ad_compiler.frontend import inline
+    monkeypatch.setattr(inline, "MAX_RECURSIVE_CALLS", 20)   # both paths of each branch
+    check(uses_branching)                                     # 2 + 4 + 8 calls: fine
+    with pytest.raises(RecursiveCallError, match="more than 20 calls in all"):
+        ms.grad(lambda x: np.sum(branching(x, 5)))(X)
