@@ -36,7 +36,7 @@ _HINTS = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "co
 
 def hint_of(name: str) -> str:
     """The name IR values carrying variable (or flag) ``name`` get: a flag of
-    rewritten syntax (``<broke 0>``, :mod:`.loop_else`) is named by its first word."""
+    rewritten syntax (``<loop_broke 0>``, :mod:`.loop_else`) is named by its first word."""
     hint = _HINTS.get(name)
     if hint is None and name.startswith("<"):
         hint = name[1:].split(" ")[0].rstrip(">")

@@ -3,17 +3,17 @@
 The ``else`` clause of a loop runs when the loop ends without ``break``. The
 rewrite, in place, on the function's tree (nested ``def`` bodies included)::
 
-    for v in xs:                      <broke 0> = False
+    for v in xs:                      <loop_broke 0> = False
         if c: break                   for v in xs:
         ...                   ->          if c:
-    else:                                     <broke 0> = True
+    else:                                     <loop_broke 0> = True
         tail                                  break
                                           ...
-                                      if not <broke 0>:
+                                      if not <loop_broke 0>:
                                           tail
 
-The flag is a variable no Python code can name (``<broke 0>``, shown as
-``broke`` in the IR). The lifter treats it like any variable: a static bool
+The flag is a variable no Python code can name (``<loop_broke 0>``, shown as
+``loop_broke`` in the IR). The lifter treats it like any variable: a static bool
 when the ``break`` is decided at compile time (the ``if`` then keeps only the
 branch taken), else a bool the loop carries, and the ``else`` clause becomes a
 data-dependent ``if`` (so gradients flow through either path). A loop without a
@@ -58,7 +58,7 @@ def _rewrite_loop(loop, counter) -> list:
     breaks = _own_breaks(loop.body)
     if not breaks:
         return [loop, *tail]
-    flag = f"<broke {counter[0]}>"
+    flag = f"<loop_broke {counter[0]}>"
     counter[0] += 1
     for holder, field, k in breaks:
         body = getattr(holder, field)
