@@ -32,6 +32,10 @@ STACK_BYTES = 256 << 20
 #: the recursion limit while a compilation runs on the deep stack
 RECURSION_LIMIT = 100_000
 
+#: how many calls of one function a recursion unrolled while compiling may nest
+#: (Python's default recursion limit: deeper, plain Python stops too)
+MAX_RECURSION = 1_000
+
 _LOCK = threading.Lock()
 _ON_DEEP_STACK = threading.local()
 _active = 0

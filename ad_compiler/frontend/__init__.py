@@ -27,7 +27,9 @@ Contract (used by the API layer):
   ``return`` lifted, else its ``def`` (or lambda) line.
 * ``fn`` is lifted through its lowering if it has one (a gradient function, an
   op object), else as a Cell (``type(fn).construct`` with ``self`` bound), a
-  bound method, or a plain function: the same order as calls inside lifted code.
+  bound method, a plain function, or a ``functools.partial`` or an instance with
+  a Python ``__call__`` (:mod:`.objects`; the object is the owner): the same
+  order as calls inside lifted code.
 * Lowerings receive a builder with ``b.read_parameter(p)``: the Value of
   Parameter ``p`` in the function being lifted (an argument created on first
   read). A lowering that inlines other IR (a gradient function called inside
@@ -46,6 +48,7 @@ from ..errors import GradTypeError, UnsupportedOperationError
 from ..ir.core import AType, Function
 from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
+from .objects import is_user_object_call
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves, tree_map
@@ -93,6 +96,8 @@ def owner_of(fn):
         return None if has_bprop(fn) else fn
     if rule_of(fn) is not None:
         return None
+    if is_user_object_call(fn):
+        return fn
     return fn.__self__ if inspect.ismethod(fn) else None
 
 
@@ -133,6 +138,8 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
         return _lift_function(lifter, fn.__func__, specs, fn.__self__)
     if inspect.isfunction(fn):
         return _lift_function(lifter, fn, specs)
+    if is_user_object_call(fn):
+        return _lift_object_call(lifter, fn, specs)
     raise GradTypeError(f"cannot compile an object of type {type(fn).__name__}: it is not a "
                         "function, a method, a Cell, or an object with a lowering")
 
@@ -166,6 +173,19 @@ def _lift_function(lifter: Lifter, fn, specs: tuple, self_obj=_SELF):
         lifter.captures.owner(owner)
     return lifter.run_frame(parsed.node, parsed.source, scope, sig, args, {},
                             (id(fn.__code__), id(owner)), fn.__qualname__, fn)
+
+
+def _lift_object_call(lifter: Lifter, fn, specs: tuple):
+    """A partial or an instance with a Python ``__call__`` (:mod:`.objects`), called
+    with ``specs``: the object is the owner its reads start from."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # a partial of a function with no signature
+        names = []
+    names += [f"x{i}" for i in range(len(names), len(specs))]
+    values = [spec_to_values(s, name, lifter.new_arg) for s, name in zip(specs, names)]
+    lifter.captures.owner(fn)
+    return lifter.call(fn, values, {})
 
 
 def _shown_signature(sig, head) -> inspect.Signature:

@@ -11,7 +11,8 @@
    among them become ``const`` ops first).
 5. A Cell instance: its class's ``construct`` is inlined with ``self`` bound.
 6. A ``def``/``lambda`` from the lifted code, then a Python function or method
-   with source (library functions excepted): inlined.
+   with source (library functions excepted): inlined; then a ``functools.partial``
+   or an instance with a Python ``__call__`` (:mod:`.objects`).
 7. A structural builtin on containers (``len``, ``zip``, ``list.append`` on a list
    the lifted code built ...): run in Python on the lift-time containers.
 
@@ -53,8 +54,8 @@ class CallLifter:
     """Mixin of :class:`~.to_ssa.Lifter`: the ``Call`` visitor and its handlers."""
 
     HANDLERS = ("call_ignored", "call_super", "call_method", "call_frontend", "call_builtin",
-                "call_static", "call_custom", "call_lowering", "call_cell", "call_local", "call_python",
-                "call_structural")
+                "call_static", "call_custom", "call_lowering", "call_cell", "call_local",
+                "call_python", "call_object", "call_structural")
 
     def eval_Call(self, node):
         callee = self.expr(node.func)

@@ -113,7 +113,10 @@ class CarryLifter:
         body = node.body
         reads = syn.reads(body) | (syn.reads([node.test]) if it is None else frozenset())
         plan.stores = syn.stores(body + ([] if it is None else [node.target]))
-        plan.lists = self._appended_lists(syn.appends(body), before)
+        # a comprehension's list made in the body starts empty there: not the loop's
+        plan.lists = self._appended_lists(
+            [n for n in syn.appends(body)
+             if not (is_comprehension_list(n) and n in plan.stores)], before)
         appending = {n for _, names in plan.lists.values() for n in names}
         returns, breaks = syn.returns(body), syn.breaks(body)
         if it is not None and (returns or breaks):

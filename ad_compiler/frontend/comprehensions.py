@@ -19,7 +19,14 @@ loops and ``if`` filters an ``if`` around what follows them::
 
 A filter that depends on run-time data makes the list's length data-dependent,
 which the lifter rejects with its usual message about appends under run-time
-branches. Comprehensions in a ``while`` condition, async ones, and dict and set
+branches. A filter or an inner clause that depends only on the outer counters
+(``for j in range(i, 3)``, ``if i % 2 == 0``) is fine: the loops of a
+comprehension with several clauses, a filter, or a comprehension in its element
+(a list of lists, both comprehensions) carry its list's name in a
+``comprehension`` attribute and are unrolled whenever their trip counts are
+constant (:mod:`.loops`), so the inner bounds and filters see Python ints. Comprehensions in a nested ``def`` are
+rewritten in its body, and a ``lambda`` whose body holds one is lifted as the
+``def`` it means; those in a ``while`` condition, async ones, and dict and set
 comprehensions are left for the fence to reject. Every new node carries the
 comprehension's location.
 """
@@ -59,9 +66,27 @@ def data_dependent_length():
 
 
 def desugar_comprehensions(node) -> None:
-    """Rewrite, in place, the simple comprehensions of ``node``'s statements."""
+    """Rewrite, in place, the simple comprehensions of ``node``'s statements, and
+    give each ``lambda`` whose body holds one an ``as_def`` (see :func:`lambda_as_def`)."""
     counter = [0]
+    for lam in [n for n in gast.walk(node) if isinstance(n, gast.Lambda)]:
+        lambda_as_def(lam, counter)
     _rewrite_bodies(node, counter)
+
+
+def lambda_as_def(node, counter=None):
+    """A ``lambda`` whose body holds a comprehension, as the ``def`` it means
+    (``def <lambda>(args): return body``, comprehensions rewritten), kept on the
+    lambda as ``as_def`` (the fence and the lifter read it); None for other lambdas."""
+    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(node.body)):
+        return None
+    if getattr(node, "as_def", None) is None:
+        ret = gast.copy_location(gast.Return(value=node.body), node.body)
+        fn = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
+                              returns=None, type_comment=None, type_params=[])
+        node.as_def = gast.copy_location(fn, node)
+        _rewrite_bodies(node.as_def, counter if counter is not None else [0])
+    return node.as_def
 
 
 def _rewrite_bodies(node, counter) -> None:
@@ -75,6 +100,8 @@ def _rewrite_list(stmts, counter) -> list:
     out = []
     for stmt in stmts:
         if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if isinstance(stmt, gast.FunctionDef):  # a nested def: its own statements
+                _rewrite_bodies(stmt, counter)
             out.append(stmt)
             continue
         hoisted = []
@@ -130,6 +157,12 @@ class _Hoister:
         self._rewrite([(node.generators[0], "iter")])
         k = self.counter[0]
         self.counter[0] += 1
+        inner_comps = [n for n in gast.walk(node.elt)
+                       if isinstance(n, (gast.ListComp, gast.GeneratorExp))]
+        for inner_comp in inner_comps:  # a list of lists: Python lists all the way down
+            inner_comp.unrolled = True
+        unrolled = (len(node.generators) > 1 or any(g.ifs for g in node.generators)
+                    or bool(inner_comps) or getattr(node, "unrolled", False))
         tmp = f"{PREFIX}{k}"
         renames = {n: f"{tmp}_{n}" for group in names for n in group}
         load = partial(_rename, renames=renames)  # in place: these subtrees move inside
@@ -146,6 +179,8 @@ class _Hoister:
             iterable = gen.iter if i == 0 else load(gen.iter)
             inner = [gast.For(target=load(gen.target),
                               iter=iterable, body=inner, orelse=[], type_comment=None)]
+            if unrolled:
+                inner[0].comprehension = tmp  # unrolled when it can be (loops.py)
             new_nodes.append(inner[0])
         start = gast.Assign(targets=[_name(tmp, gast.Store())],
                             value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)

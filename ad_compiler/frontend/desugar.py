@@ -35,8 +35,12 @@ _HINTS = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "co
 
 
 def hint_of(name: str) -> str:
-    """The name IR values carrying variable (or flag) ``name`` get."""
-    return _HINTS.get(name, name)
+    """The name IR values carrying variable (or flag) ``name`` get: a flag of
+    rewritten syntax (``<loop_broke 0>``, :mod:`.loop_else`) is named by its first word."""
+    hint = _HINTS.get(name)
+    if hint is None and name.startswith("<"):
+        hint = name[1:].split(" ")[0].rstrip(">")
+    return hint or name
 _SIGNAL_FLAG = {"return": RETURNED, "break": BROKE, "continue": CONTINUED}
 _FLAG_SIGNAL = {v: k for k, v in _SIGNAL_FLAG.items()}
 

@@ -54,6 +54,8 @@ def fence(tree, source) -> None:
     todo = [(tree, False)]
     while todo:
         node, in_raise = todo.pop()
+        if getattr(node, "as_def", None) is not None:  # a lambda lifted as a def
+            node = node.as_def
         problem = _problem(node, in_raise)
         if problem is not None:
             at, what, hint = problem
@@ -69,10 +71,6 @@ def _problem(node, in_raise: bool):
     entry = _REJECTED.get(type(node))
     if entry is not None:
         return (node, *entry)
-    if isinstance(node, (gast.For, gast.While)) and node.orelse:
-        loop = "for" if isinstance(node, gast.For) else "while"
-        return (node.orelse[0], f"'else' clause of a '{loop}' loop",
-                "use a flag variable set before 'break'")
     if isinstance(node, gast.Attribute) and not isinstance(node.ctx, gast.Load):
         return (node, f"assignment to the attribute '.{node.attr}'",
                 "compiled functions cannot change objects; return the new value "

@@ -6,8 +6,14 @@ Invariants:
 * A frame binds the callee's parameters with ``inspect.Signature.bind`` (so
   positional, keyword, default, ``*args`` and ``**kwargs`` arguments behave as in
   Python); defaults are static values evaluated when the function was defined.
-* A function already on the inlining stack is not entered again: recursion is
-  a :class:`~ad_compiler.errors.RecursiveCallError` at the user's call. A method
+* Recursion is unrolled: a function already on the inlining stack is inlined
+  again, so a recursion whose depth static arguments decide (``power(x, n - 1)``
+  with a Python int ``n``; mutual recursion too) becomes straight-line code. A
+  recursive call whose static arguments (and array types) equal those of an
+  enclosing call of the same function could only end on run-time data (the
+  lifter would repeat itself forever): a
+  :class:`~ad_compiler.errors.RecursiveCallError` at the user's call, as is a
+  recursion deeper than :data:`~ad_compiler.depth.MAX_RECURSION` calls. A method
   called on another object (a Cell holding a sub-Cell of its own class) is
   another function here: the structure of objects is finite.
 * A ``def`` or ``lambda`` inside lifted code becomes a :class:`LocalFunction`
@@ -22,7 +28,9 @@ from __future__ import annotations
 import inspect
 
 import gast
+import numpy as np
 
+from ..depth import MAX_RECURSION
 from ..errors import (AdCompilerError, RecursiveCallError, UnsupportedOperationError,
                       UnsupportedSyntaxError)
 from ..ir.core import Value
@@ -31,6 +39,9 @@ from .parse import parse_function
 from .resolve import GlobalScope, Scope, local_names
 from .values import flatten
 
+
+#: how many recursive calls one compilation may unroll in all
+MAX_RECURSIVE_CALLS = 2 * MAX_RECURSION
 
 #: calls named in an error's notes; the rest of a long chain is counted in one note
 MAX_CALL_NOTES = 20
@@ -78,6 +89,19 @@ class LocalFunction:
     def __repr__(self) -> str:
         return f"<local function {self.name}>"
 
+    def __eq__(self, other):
+        """Two evaluations of one ``def``/``lambda`` in one scope, with the same default
+        objects, behave the same (the closure is the scope itself: late binding), so a
+        loop that defines a function in its body carries nothing for it."""
+        if not isinstance(other, LocalFunction):
+            return NotImplemented
+        return (self.node is other.node and self.scope is other.scope
+                and all(a.default is b.default for a, b in zip(
+                    self.signature.parameters.values(), other.signature.parameters.values())))
+
+    def __hash__(self):
+        return hash((id(self.node), id(self.scope)))
+
 
 _NO_DEFAULT = inspect.Parameter.empty
 
@@ -120,6 +144,7 @@ class InlineLifter:
         return self.make_local(node, "<lambda>")
 
     def make_local(self, node, name: str) -> LocalFunction:
+        node = getattr(node, "as_def", None) or node  # a lambda holding a comprehension
         defaults = [self.expr(d) for d in node.args.defaults]
         kw_defaults = [_NO_DEFAULT if d is None else self.expr(d) for d in node.args.kw_defaults]
         sig = signature_from_ast(node.args, defaults, kw_defaults)
@@ -144,7 +169,6 @@ class InlineLifter:
     def run_frame(self, node, source, scope, sig, args, kwargs, key, name: str, fn=None):
         """Run a function's body in a new frame (``fn``: the Python function, whose
         default values are captured state)."""
-        self.check_recursion(key, name)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:  # located at the user's call by the caller's visitor
@@ -152,6 +176,8 @@ class InlineLifter:
                                             hint=f"its parameters are {name}{sig}") from None
         given = set(bound.arguments)
         bound.apply_defaults()
+        signature = static_signature(bound.arguments)
+        self.check_recursion(key, name, signature)
         if fn is not None:
             self.guard_code(fn)
             for param in set(bound.arguments) - given:
@@ -164,7 +190,8 @@ class InlineLifter:
                       self.syntax.nested_reads(node))
         call_loc = self.b.loc
         self.frames.append(frame)
-        self.frame_keys.add(key)
+        for k in (key, (key, signature)):
+            self.frame_keys[k] = self.frame_keys.get(k, 0) + 1
         try:
             if isinstance(node, gast.Lambda):
                 if len(self.frames) == 1:  # a lambda's body is what it returns
@@ -178,7 +205,10 @@ class InlineLifter:
             raise
         finally:
             self.frames.pop()
-            self.frame_keys.discard(key)
+            for k in (key, (key, signature)):
+                self.frame_keys[k] -= 1
+                if not self.frame_keys[k]:
+                    del self.frame_keys[k]
 
     def frame_result(self, frame, node):
         """What the call returns: the returned value, None if the body ended without
@@ -194,12 +224,58 @@ class InlineLifter:
                 hint="end the function with a 'return', or return in every branch")
         return None
 
-    def check_recursion(self, key, name: str) -> None:
-        if key in self.frame_keys:
-            names = [f.name for f in self.frames] + [name]
-            if len(names) > 12:  # a long chain: its ends say where it starts and loops
-                names[3:-8] = ["..."]
-            chain = " -> ".join(names)
+    def check_recursion(self, key, name: str, signature) -> None:
+        """A recursive call is inlined again (unrolled) while static arguments make
+        progress; one that repeats an enclosing call's static arguments, or goes
+        deeper than MAX_RECURSION calls, is an error."""
+        count = self.frame_keys.get(key, 0)
+        if not count:
+            return
+        self.recursive_calls += 1
+        same = (key, signature) in self.frame_keys
+        if not same and count < MAX_RECURSION and self.recursive_calls <= MAX_RECURSIVE_CALLS:
+            return
+        names = [f.name for f in self.frames] + [name]
+        if len(names) > 12:  # a long chain: its ends say where it starts and loops
+            names[3:-8] = ["..."]
+        chain = " -> ".join(names)
+        where = (" under a data-dependent condition (a branch or loop on array values)"
+                 if self.depth else "")
+        if same:
             raise RecursiveCallError(
-                f"recursive call of {name}() is not supported yet ({chain})",
-                hint="rewrite the recursion as a 'for' loop over range(n) with a Python int n")
+                f"recursive call of {name}(){where} with the same static arguments and "
+                f"array types as an enclosing call ({chain}): nothing known while compiling "
+                "ends this recursion, so its depth would depend on run-time data",
+                hint="decide the depth with a Python int argument (def f(x, n): ... "
+                     "f(x, n - 1)), or write a 'while' loop on the data-dependent condition")
+        what = (f"deeper than {MAX_RECURSION} calls" if count >= MAX_RECURSION else
+                f"unrolled to more than {MAX_RECURSIVE_CALLS} calls in all (each branch "
+                "on run-time data lifts the calls of both paths)")
+        raise RecursiveCallError(
+            f"recursion of {name}(){where} {what} ({chain}): too deep to unroll",
+            hint="write the recursion as a 'for' loop over range(n), or a 'while' loop on "
+                 "a data-dependent condition")
+
+
+def static_signature(arguments: dict):
+    """What the lift of a call depends on, as far as its arguments tell: their static
+    values (containers by content) and the types of their run-time values."""
+    return tuple((name, _static_key(value)) for name, value in arguments.items())
+
+
+def _static_key(obj, depth: int = 0):
+    if isinstance(obj, Value):
+        try:
+            return ("value", hash(obj.type), obj.type)
+        except TypeError:
+            return ("object", id(obj))
+    if isinstance(obj, (bool, int, float, complex, str, bytes, type(None))):
+        return (type(obj), obj)
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":
+        return (type(obj), obj.item())
+    if depth < 8 and isinstance(obj, (list, tuple)):
+        return (type(obj), tuple(_static_key(item, depth + 1) for item in obj))
+    if depth < 8 and type(obj) is dict:
+        return (dict, tuple((_static_key(k, depth + 1), _static_key(v, depth + 1))
+                            for k, v in obj.items()))
+    return ("object", id(obj))

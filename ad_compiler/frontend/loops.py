@@ -102,15 +102,21 @@ class LoopLifter(CarryLifter):
     def loop_op_or_unrolled(self, node, it) -> None:
         """The loop op, or, if its body needs the counter as a Python int (an index
         into a Python list, a comprehension's filter ``if k != 1``), the loop unrolled
-        (a ``for`` with a constant trip count only)."""
-        try:
-            self.structured_loop(node, it)
-        except (StaticIndexNeeded, DataDependentLength):
-            if it is None or isinstance(it.n, Value) or it.n > MAX_UNROLL:
-                raise
-            with self.located(node.iter):
-                items = it.items(self.b)
-            self.unroll(node, items)
+        (a ``for`` with a constant trip count only). A loop of a comprehension with
+        several clauses or a filter (``comprehension`` attribute) is unrolled
+        whenever its trip count is constant: one loop op would append a number of
+        items that is not one per iteration."""
+        static = it is not None and not isinstance(it.n, Value) and it.n <= MAX_UNROLL
+        if not (static and getattr(node, "comprehension", None)):
+            try:
+                self.structured_loop(node, it)
+                return
+            except (StaticIndexNeeded, DataDependentLength):
+                if not static:
+                    raise
+        with self.located(node.iter):
+            items = it.items(self.b)
+        self.unroll(node, items)
 
     def _can_peel(self, node, it) -> bool:
         """Whether the loop's next iteration surely runs, or it runs none: a constant trip

@@ -21,7 +21,8 @@ Invariants:
 """
 from __future__ import annotations
 
-from .comprehensions import desugar_comprehensions
+from .comprehensions import desugar_comprehensions, lambda_as_def
+from .loop_else import desugar_loop_else
 
 import inspect
 import linecache
@@ -83,7 +84,10 @@ def parse_function(fn) -> Parsed:
         pass
     try:
         parsed = _parse_lambda(fn) if fn.__code__.co_name == "<lambda>" else _parse_def(fn)
+        if isinstance(parsed.node, gast.Lambda) and lambda_as_def(parsed.node) is not None:
+            parsed = Parsed(parsed.node.as_def, parsed.source)  # it holds a comprehension
         if isinstance(parsed.node, gast.FunctionDef):
+            desugar_loop_else(parsed.node)
             desugar_comprehensions(parsed.node)
         fence(parsed.node, parsed.source)
     except RecursionError as exc:  # Python's parser, or gast's conversion of its tree
@@ -135,13 +139,17 @@ def _parse_lambda(fn) -> Parsed:
     """Cut the lambda out of its line: ``f = lambda x: x * 2`` or ``g(lambda x: ...)``.
 
     Every ``lambda`` starting on the code's first line is tried; the one whose
-    parameter names match the code object is taken. Two matches are ambiguous.
+    parameter names match the code object is taken. Several matches (``f, g =
+    lambda v: v * 2, lambda v: v + 1``) are told apart by the code object's
+    positions (Python 3.11+): the lambda whose body spans the code's instructions.
     """
     code = fn.__code__
     file, line = code.co_filename, code.co_firstlineno
     lines = file_lines(fn)[line - 1:line + 49] or [""]
     wanted = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     found = [p for p in _lambdas_on_line(lines, file, line) if _lambda_params(p.node) == wanted]
+    if len(found) > 1:
+        found = _spanning(found, code, lines)
     if len(found) != 1:
         what = "no lambda" if not found else f"{len(found)} lambdas"
         raise UnsupportedSyntaxError(
@@ -175,6 +183,36 @@ def _parse_lambda_at(lines, col, file, line):
             if isinstance(expr, gast.Lambda):  # else a tuple, a call ...: cut more
                 return Parsed(expr, Source(file, line, tuple(lines), 0, col - 1))
     return None
+
+
+def _spanning(found: list, code, lines) -> list:
+    """The innermost of the lambdas ``found`` whose body contains every source
+    position of ``code``'s instructions (all of ``found`` when positions are not
+    known). Positions are (line, UTF-8 byte column), as ``co_positions`` gives them."""
+    spans = [(l0, c0, l1, c1) for l0, l1, c0, c1 in getattr(code, "co_positions", list)()
+             if None not in (l0, l1, c0, c1) and (l1, c1) > (l0, c0)]
+    if not spans:
+        return found
+    first = min((l0, c0) for l0, c0, _, _ in spans)
+    last = max((l1, c1) for _, _, l1, c1 in spans)
+    inside = []
+    for parsed in found:
+        start, end = _body_span(parsed, lines, code.co_firstlineno)
+        if start <= first and last <= end:
+            inside.append((end[0] - start[0], end[1] - start[1], parsed))
+    inside.sort(key=lambda t: t[:2])
+    return [t[2] for t in inside[:1]]
+
+
+def _body_span(parsed: Parsed, lines, line: int) -> tuple:
+    """``((line, byte col), (end line, end byte col))`` of a parsed lambda's body in
+    the file (the snippet's first line is ``(`` and the line from ``first_col + 1``)."""
+    body = parsed.node.body
+    lead = len(lines[0][:parsed.source.first_col + 1].encode()) - 1  # bytes before '('
+
+    def real(lineno, col):
+        return line + lineno - 1, col + lead if lineno == 1 else col
+    return real(body.lineno, body.col_offset), real(body.end_lineno, body.end_col_offset)
 
 
 def _lambda_params(node) -> list[str]:

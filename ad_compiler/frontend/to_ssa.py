@@ -44,6 +44,7 @@ from .flow import FlowLifter
 from .inline import InlineLifter
 from .iterables import LoopList
 from .loops import MAX_UNROLL, LoopLifter  # noqa: F401  (MAX_UNROLL: part of the API)
+from .objects import ObjectCallLifter
 from .values import Mark
 
 
@@ -86,15 +87,18 @@ class LiftBuilder(Builder):
         return super().const(value, hint)
 
 
-class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, InlineLifter,
-             AliasLifter, CaptureLifter):
+class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, ObjectCallLifter,
+             InlineLifter, AliasLifter, CaptureLifter):
     """Lifts one top-level function (with everything it calls) into one Function."""
 
     def __init__(self, name: str, epoch: int = 0):
         self.b = LiftBuilder(self)
         self.function = Function(name, self.b.block)
         self.frames = []
-        self.frame_keys: set = set()    # the keys of ``frames``: recursion is a set lookup
+        # the keys of ``frames``, and (key, static signature) pairs -> how many: recursion
+        # is a lookup
+        self.frame_keys: dict = {}
+        self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)

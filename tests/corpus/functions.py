@@ -1009,8 +1009,9 @@ def bc_break_in_while_after_continue(x):
 
 
 @case(lambda: (a(0.3, 0.5),), xfail=crash(
-    "for-else is rejected: UnsupportedSyntaxError \"unsupported syntax: 'else' clause of a "
-    "'for' loop\""))
+    "a variable first assigned before a data-dependent 'break' of a loop op has no value "
+    "after the loop: UnresolvedNameError \"local variable 'r' is assigned in only one "
+    "branch of the data-dependent 'if'\""))
 def bc_for_else(x):
     for v in x:
         if v > 1.0:

@@ -127,7 +127,7 @@ def filtered_by_data(x):
 
 
 def nested_over_range(x):
-    return sum([x[i] * x[j] for i in range(3) for j in range(i, 3)])  # E:nested
+    return sum([x[i] * x[j] for i in range(3) for j in range(i, 3) if x[j] > 0])  # E:nested
 
 
 @pytest.mark.parametrize("fn, key", [(filtered_by_data, "filter"), (nested_over_range, "nested")])

@@ -29,6 +29,7 @@ FEATURES = (
     "higher_order", "index", "setitem", "alias", "augassign", "views", "containers",
     "helpers", "if", "for", "while", "break", "return", "comprehension", "float_lists",
     "std_degenerate", "mixed_dtype",
+    "recursion", "loop_else", "callables", "lambdas", "nested_comprehension",
 )
 
 _REDUCE = ("sum", "mean", "max", "min", "amax", "amin", "std", "var", "argmax", "argmin",

@@ -381,3 +381,146 @@ def top_kinds(features) -> list[str]:
     """Statement kinds for these features, repeated by weight."""
     return [k for k in KINDS if FEATURE_OF[k] in features or k == "assign"
             for _ in range(_WEIGHT.get(k, 1))]
+
+
+# -- Python around the NumPy: recursion, loop else, callable objects, lambdas, nested
+# -- comprehensions (features 'recursion', 'loop_else', 'callables', 'lambdas',
+# -- 'nested_comprehension') ----------------------------------------------------------
+
+_SMOOTH = ("np.sin({}) * 0.9", "np.tanh({}) + 0.1", "{} * 0.8 - 0.1", "np.cos({}) * 0.5")
+
+
+def recursion(g):
+    """A module-level helper that calls itself (or a partner) a static number of times."""
+    a, n = g.arr(0), g.rng.randint(0, 4)
+    name = g.fresh_name("rec")
+    step = g.choice(_SMOOTH).format(f"{name}(a, n - 1)")
+    if g.coin(0.4):   # mutual recursion through a partner
+        other = g.fresh_name("rec")
+        g.add_helper(f"def {name}(a, n):\n    return a if n <= 0 else {other}("
+                     f"{g.choice(_SMOOTH).format('a')}, n - 1)\n\n\n"
+                     f"def {other}(a, n):\n    if n <= 0:\n        return a * 1.1\n"
+                     f"    return {name}({g.choice(_SMOOTH).format('a')}, n - 1) + a * 0.1\n")
+    else:
+        base = g.choice(["a", "a * 0.5", "np.sin(a)"])
+        g.add_helper(f"def {name}(a, n):\n    if n == 0:\n        return {base}\n"
+                     f"    return {step} + a * 0.1\n")
+    return [f"{g.fresh_name()} = {name}({a}, {n})"]
+
+
+def loop_else(g):
+    """A ``for`` or ``while`` loop with a data-dependent ``break`` and an ``else`` clause."""
+    lines = g.choice([for_, while_])(g)
+    head = next(k for k, ln in enumerate(lines) if ln.startswith(("for ", "while ")))
+    at = g.rng.randint(head + 1, len(lines))
+    while at < len(lines) and (lines[at].startswith("     ")  # not inside a nested block
+                               or lines[at].lstrip().startswith(("else", "elif"))):
+        at += 1
+    lines[at:at] = [f"    if {cond(g)}:", "        break"]
+    return lines + ["else:"] + body(g, [], g.rng.randint(1, 2), loop=False)
+
+
+_CLASS = """import functools
+
+
+class {C}:
+    k = 1.5
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, a):
+        return {call}
+
+    def method(self, a):
+        return {method}
+
+    @staticmethod
+    def static(a):
+        return {static}
+
+    @classmethod
+    def by_class(cls, a):
+        return a * cls.k
+
+
+{obj} = {C}({w})
+
+
+def {h}(a, b, c=1.0):
+    return {helper}
+
+
+{p} = functools.partial({h}, c={c})
+{pn} = functools.partial(np.multiply, {w})
+"""
+
+
+def callables(g):
+    """Calls of an instance with ``__call__``, a bound method, a static or class method,
+    and ``functools.partial`` objects of a helper and of a NumPy function."""
+    names = getattr(g, "callable_names", None)
+    if names is None or names["pn"] not in g.ns:  # one class per program (kept if it ran)
+        names = g.callable_names = _add_callables(g)
+    a, b = g.arr(0), g.num()
+    obj, p = names["obj"], names["p"]
+    forms = [f"{obj}({a})", f"{obj}.method({a})", f"{names['C']}.static({a})",
+             f"{obj}.by_class({a})", f"{p}({a}, {b})", f"{p}({a}, b={b}, c=0.2)",
+             f"{names['pn']}({a})", f"{names['C']}.method({obj}, {a})"]
+    return [f"{g.fresh_name()} = {g.choice(forms)} * {g.num()}"]
+
+
+def _add_callables(g) -> dict:
+    names = {k: g.fresh_name(k) for k in ("C", "obj", "h", "p", "pn")}
+    g.add_helper(_CLASS.format(
+        **names, w=g.choice(["0.7", "-1.3", "np.array(0.5)"]), c=g.choice(["0.3", "-0.4"]),
+        call=g.choice(_SMOOTH).format("a") + " * self.w",
+        method="np.tanh(a) + self.w", static=g.choice(_SMOOTH).format("a"),
+        helper="np.sin(a) * b + c"))
+    return names
+
+
+def lambdas(g):
+    """Lambdas (two on one line, here or at module level) and a nested ``def`` that
+    closes over a local array."""
+    a = g.arr(0)
+    form = g.rng.randint(0, 2)
+    t = g.fresh_name()
+    if form == 0:
+        f1, f2 = g.fresh_name("fa"), g.fresh_name("fb")
+        e1, e2 = (g.choice(_SMOOTH).format("u") for _ in range(2))
+        return [f"{f1}, {f2} = (lambda u: {e1}), (lambda u: {e2})",
+                f"{t} = {f1}({a}) * {f2}({a})"]
+    if form == 1:
+        f1, f2 = g.fresh_name("la"), g.fresh_name("lb")
+        e1, e2 = (g.choice(_SMOOTH).format("a") for _ in range(2))
+        g.add_helper(f"{f1}, {f2} = (lambda a: {e1}), (lambda a: {e2})\n")
+        return [f"{t} = {g.choice([f1, f2])}({a}) + {f2}({a})"]
+    inner, w = g.fresh_name("inner"), g.partner(a)
+    return [f"def {inner}(u):", f"    return {g.choice(_SMOOTH).format('u')} * {w}",
+            f"{t} = {inner}({a}) + {inner}({g.num()})"]
+
+
+def nested_comprehension(g):
+    """Comprehensions with several ``for`` clauses over ``range``, the inner bound read
+    from the outer counter, and filters on the counters; a list of lists."""
+    x = g.arr()
+    n = g.env[x].shape[0]
+    c = g.flt() if g.floats() and g.coin(0.3) else g.lit()
+    forms = [f"sum([{x}[i] * {x}[j] for i in range({n}) for j in range(i, {n})])",
+             f"sum([{x}[i] - {x}[j] * {c} for i in range({n}) for j in range(i)"
+             f" if (i + j) % 2 == 0]) + {x}[0]",
+             f"np.stack([{x}[j] * {c} for i in range({n}) for j in range({n}) if i != j])",
+             f"sum({x}[i] * np.tanh({x}[j]) for i in range({n}) for j in range(i + 1))"]
+    if g.env[x].ndim == 1:
+        forms.append(f"np.array([[{x}[i] * {x}[j] for j in range({n})] for i in range({n})])")
+    return [f"{g.fresh_name()} = {g.choice(forms)}"]
+
+
+KINDS.update({"recursion": recursion, "loop_else": loop_else, "callables": callables,
+              "lambdas": lambdas, "nested_comprehension": nested_comprehension})
+FEATURE_OF.update({"recursion": "recursion", "loop_else": "loop_else",
+                   "callables": "callables", "lambdas": "lambdas",
+                   "nested_comprehension": "nested_comprehension"})
+#: also inside loop and branch bodies
+SIMPLE = SIMPLE + ("recursion", "callables", "lambdas", "nested_comprehension")
