@@ -7,7 +7,22 @@
    jump and the gradient is not judged (``skipped: non-smooth``);
 3. ``grad`` with several positions, in a shuffled order, agrees with 1;
 4. cache: a second input through the same gradient function, checked as in 1-2;
-5. dtype: float32 inputs give float32 values and gradients (values compared loosely).
+5. forward mode (``higher=True``, smooth programs only): ``ms.jvp`` of ``<c, f(x)>`` (a
+   random cotangent ``c`` over every float output) along a random direction of every
+   input, against central differences of the plain-Python function (``wrong jvp``);
+6. second order (same condition): ``ms.jvp`` of ``x -> <grad f(x), v>``, where the
+   gradient is ``ms.grad(f, grad_position=all)`` called inside the differentiated
+   function (forward over reverse), against central differences of that compiled
+   first-order gradient (checked in 2) at perturbed inputs (``wrong second order``);
+7. dtype: float32 inputs give float32 values and gradients (values compared loosely).
+
+Checks 5 and 6 go through the public ``ms.check_grad`` (forward mode, order 1) on
+functions written next to ``f`` in the program's module (see ``higher_source``).
+Each is judged at two steps, ``1e-6`` then ``1e-4``: an element failing at one step
+only is near a kink or a jump of the derivative (``skipped: non-smooth``).
+Tolerances: JVP ``atol 1e-5 + rtol 1e-4`` (as the gradient); second order
+``atol 1e-4 + rtol 1e-3``, as the differences are of a gradient that itself carries
+the rounding of the first-order sweep, absolute tolerances scaled by the largest magnitude of ``f``'s output.
 
 An exception from the compiler is a ``located refusal`` if it is one of the
 project's typed errors with a source location, an ``internal error`` otherwise.
@@ -21,13 +36,15 @@ from dataclasses import dataclass
 import numpy as np
 
 import ad_compiler as ms
-from ad_compiler.errors import AdCompilerError, IRError
+from ad_compiler.errors import AdCompilerError, GradCheckError, IRError
 
-from .program import Program, finite, fresh, leaves, run_plain
+from .program import Program, finite, fresh, leaves, literal, load_module, run_plain
 
-OUTCOMES = ("ok", "wrong value", "wrong gradient", "wrong dtype", "internal error",
-            "located refusal", "skipped: non-smooth", "invalid program")
-FAILURES = ("wrong value", "wrong gradient", "wrong dtype", "internal error")
+OUTCOMES = ("ok", "wrong value", "wrong gradient", "wrong dtype", "wrong jvp",
+            "wrong second order", "internal error", "located refusal", "skipped: non-smooth",
+            "invalid program")
+FAILURES = ("wrong value", "wrong gradient", "wrong dtype", "wrong jvp", "wrong second order",
+            "internal error")
 STEPS = (1e-6, 1e-4)
 
 
@@ -36,6 +53,7 @@ class Outcome:
     kind: str
     detail: str = ""
     stage: str = ""
+    extra: str = ""        # source the reproduction needs besides the program
 
     @property
     def failed(self) -> bool:
@@ -69,8 +87,10 @@ def total(value) -> float:
     return float(sum(np.sum(np.asarray(v, dtype=np.float64)) for v in leaves(value)))
 
 
-def check(program: Program, fn=None) -> Outcome:
-    """Run every check on ``program``; the first failure, else ok / skipped / refusal."""
+def check(program: Program, fn=None, higher: bool = True) -> Outcome:
+    """Run every check on ``program``; the first failure, else ok / skipped / refusal.
+
+    ``higher=False`` leaves out the forward-mode and second-order checks (5-6)."""
     fn = fn or program.load()
     try:
         expected = run_plain(fn, program.args)
@@ -80,7 +100,7 @@ def check(program: Program, fn=None) -> Outcome:
         return Outcome("invalid program", "non-finite result", "plain")
     n = len(program.args)
     positions = tuple(range(n))
-    stage = "compile"
+    stage, extra = "compile", ""
     try:
         vg = ms.value_and_grad(fn, grad_position=positions)
         stage = "value"
@@ -93,13 +113,18 @@ def check(program: Program, fn=None) -> Outcome:
         check_positions(fn, program, grads)
         stage = "cache"
         smooth &= check_second_input(fn, vg, program.args2)
+        if higher and smooth:
+            module, extra = higher_module(program, expected)
+            for stage, function, kind, atol, rtol in HIGHER:
+                smooth = smooth and check_forward(getattr(module, function), program,
+                                                  kind, atol * magnitude(expected), rtol)
         stage = "float32"      # last: float32 inputs may be refused where float64 are not
         check_float32(fn, vg, program.args, expected, grads)
     except Failure as f:
-        return Outcome(f.kind, f.detail, stage)
+        return Outcome(f.kind, f.detail, stage, extra if stage in HIGHER_STAGES else "")
     except Exception as e:
         kind, detail = classify_error(e)
-        return Outcome(kind, detail, stage)
+        return Outcome(kind, detail, stage, extra if stage in HIGHER_STAGES else "")
     return Outcome("ok" if smooth else "skipped: non-smooth")
 
 
@@ -234,3 +259,77 @@ def check_second_input(fn, vg, args2) -> bool:
     grads = grads if len(args2) > 1 else (grads,)
     compare_value(expected, value, np.float64, path="value at the second input (cached)")
     return compare_grads(fn, args2, grads, what="gradient at the second input (cached)")
+
+
+# -- forward mode and second order ------------------------------------------------------
+
+HIGHER = (("jvp", "f_jvp", "wrong jvp", 1e-5, 1e-4),
+          ("second order", "f_hvp", "wrong second order", 1e-4, 1e-3))
+HIGHER_STAGES = {stage for stage, *_ in HIGHER}
+
+
+def higher_module(program: Program, expected):
+    """The program's module with ``f_jvp`` and ``f_hvp``, and the reproduction's extra lines."""
+    rng = np.random.default_rng(program.seed)
+    extra = higher_source(program.args, expected, rng)
+    scale = magnitude(expected)
+    calls = "".join(f"ms.check_grad({function}, args, modes=('fwd',), atol={atol * scale:.3g}, "
+                    f"rtol={rtol}, seed={program.seed})\n" for _, function, _, atol, rtol in HIGHER)
+    return load_module(program.source + extra), extra + "\n\nargs = " + \
+        literal(program.args) + "\n" + calls
+
+
+def magnitude(expected) -> float:
+    """The largest magnitude of a float output, at least 1 (the scale of absolute tolerances)."""
+    return max([1.0] + [float(np.max(np.abs(np.asarray(v, np.float64))))
+                        for v in leaves(expected) if np.size(v)])
+
+
+def check_forward(fn, program: Program, kind: str, atol: float, rtol: float) -> bool:
+    """``ms.check_grad`` in forward mode at the two steps; False where only one agrees."""
+    def at(step):
+        ms.check_grad(fn, fresh(program.args), modes=("fwd",), eps=step, atol=atol,
+                      rtol=rtol, seed=program.seed)
+    try:
+        at(STEPS[0])
+    except GradCheckError as first:
+        try:
+            at(STEPS[1])
+        except GradCheckError:
+            raise Failure(kind, first.message) from None
+        return False
+    return True
+
+
+def higher_source(args, expected, rng) -> str:
+    """``f_jvp`` (``<c, f(x)>``) and ``f_hvp`` (``<grad f(x), v>``) for ``f``'s module."""
+    names = [f"a{i}" for i in range(len(args))]
+    params = ", ".join(names)
+    terms = [f"np.sum({path} * {literal(_weights(leaf, rng))})"
+             for path, leaf in _float_leaves(expected, "out")] or ["0.0"]
+    grads = [("g" if len(args) == 1 else f"g[{i}]", a) for i, a in enumerate(args)]
+    dots = [f"np.sum({g} * {literal(_weights(a, rng))})" for g, a in grads]
+    positions = tuple(range(len(args)))
+    return (f"\n\ndef f_jvp({params}):\n    out = f({params})\n"
+            f"    return {' + '.join(terms)}\n"
+            f"\n\ndef f_hvp({params}):\n"
+            f"    g = ms.grad(f, grad_position={positions})({params})\n"
+            f"    return {' + '.join(dots)}\n")
+
+
+def _float_leaves(value, path):
+    """``(source path, leaf)`` of every float leaf of a result."""
+    if isinstance(value, (tuple, list)):
+        return [p for i, v in enumerate(value) for p in _float_leaves(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _float_leaves(v, f"{path}[{k!r}]")]
+    if isinstance(value, (float, np.floating)) or (isinstance(value, np.ndarray)
+                                                   and value.dtype.kind == "f"):
+        return [(path, value)]
+    return []
+
+
+def _weights(like, rng):
+    """Random weights of ``like``'s shape, away from 0 (a Python float for a float)."""
+    w = rng.uniform(0.5, 1.5, np.shape(like)) * rng.choice([-1.0, 1.0], np.shape(like))
+    return np.round(w, 3) if np.ndim(like) else float(np.round(w, 3))

@@ -57,7 +57,7 @@ def report(program, outcome) -> str:
     return (f"# seed {program.seed}: {outcome.kind} ({outcome.stage})\n"
             f"# features: {', '.join(program.features)}\n"
             + "".join(f"# {ln}\n" for ln in outcome.detail.splitlines())
-            + program.reproduction())
+            + program.reproduction() + outcome.extra)
 
 
 def parse_features(text: str):
