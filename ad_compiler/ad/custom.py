@@ -16,7 +16,7 @@ gradient from the call, as in MindSpore.
 from __future__ import annotations
 
 from .control import _replay
-from .forward import STRUCTURAL_JVP
+from .forward import STRUCTURAL_JVP, _jvp_ops
 from .reverse import ARG, NONE, STRUCTURAL_VJP, accumulate, vjp_function
 from ..codegen.control import rebind
 from ..codegen.emit import STRUCTURAL_EMIT
@@ -24,7 +24,7 @@ from ..errors import GradRuntimeError, UnsupportedOperationError
 from ..ir import interp, verifier
 from ..ir.builder import fit
 from ..frontend.specs import Static
-from ..frontend.custom import At, CellRule, JVPRule
+from ..frontend.custom import At, CellRule, JVPRule, RecomputeRule
 from ..ir.clone import inline
 from ..ir.control import free_values
 
@@ -47,6 +47,9 @@ def _pack(values):
 
 def vjp_bprop_call(b, op, cts, active) -> None:
     rule = op.params["rule"]
+    if isinstance(rule, RecomputeRule):
+        _recompute_backward(b, op, cts, active, [cts.get(id(r)) for r in op.results])
+        return
     n_out = op.params["n_out"]
     outputs = op.results[:n_out]
     douts = [cts.get(id(r)) or b.emit("zeros_like", r) for r in outputs]
@@ -72,6 +75,13 @@ def _residual_backward(b, op, cts, active) -> None:
     inlined ``bwd``) flow back through ``fwd``, differentiated as ordinary code."""
     n_out = op.params["n_out"]
     seeds = [None] * n_out + [cts.get(id(r)) for r in op.results[n_out:]]
+    _recompute_backward(b, op, cts, active, seeds)
+
+
+def _recompute_backward(b, op, cts, active, seeds) -> None:
+    """Back-propagate ``seeds`` (per result) through a copy of the region emitted here,
+    in the backward sweep: nothing the region computes is read from the forward sweep
+    (a checkpointed call's whole VJP; a custom rule's residuals)."""
     if all(s is None for s in seeds):
         return
     (region,) = op.regions
@@ -181,8 +191,17 @@ def _transposed_jvp(b, op, douts) -> list:
 
 
 def jvp_bprop_call(b, op, vmap, tangents) -> None:
-    """Forward mode through a ``custom_jvp`` call: its rule, inlined (the value too)."""
+    """Forward mode through a ``custom_jvp`` call: its rule, inlined (the value too);
+    through a checkpointed call: its region, inlined (forward mode stores nothing)."""
     rule = op.params["rule"]
+    if isinstance(rule, RecomputeRule):
+        (region,) = op.regions
+        inner = dict(vmap)
+        inner.update({id(a): vmap.get(id(v), v) for a, v in zip(region.args, op.inputs)})
+        _jvp_ops(b, region.ops, inner, tangents)
+        for r, y in zip(op.results, region.results):
+            vmap[id(r)] = inner.get(id(y), y)
+        return
     if not isinstance(rule, JVPRule):
         raise UnsupportedOperationError(
             f"forward mode (jvp, jacfwd) does not go through {rule!r}", op.loc,

@@ -99,6 +99,7 @@ class EmitContext:
         # id(op) -> input whose buffer takes the result
         self._reuse = inplace.plan(fn) if reuse_buffers else {}
         self.tapes, self._tape_reads = tapes.plan(fn)  # loops whose lists pack in one
+        self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -158,7 +159,16 @@ class EmitContext:
                 comment, self._last_where = [], before
             out.extend(comment)
             out.extend(stmts)
+            if block is self.fn.body:
+                out.extend(self._release(op))
         return out
+
+    def _release(self, op) -> list:
+        """``del`` the tapes ``op`` is the last reader of (a packed tape by its one name)."""
+        names = dict.fromkeys(self.tape_name(self.tapes[id(v.producer)])
+                              if id(v.producer) in self.tapes else self.name(v)
+                              for v in self._releases.get(id(op), ()))
+        return [ast.parse(f"del {name}").body[0] for name in names]
 
     def bind(self, targets, sources) -> list:
         """``target = source`` for each pair of values."""

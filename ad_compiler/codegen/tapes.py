@@ -10,6 +10,11 @@ generated code keeps one list instead of several::
 
 (``emit_for``/``emit_while`` and ``EmitContext._op`` consult the plan). Fewer
 calls per iteration is what scalar Python loops pay for.
+
+A tape built in the function's body is deleted (``del tape``) right after the
+last statement of the body that reads it (``releases``), so a tape lives only
+from its forward loop to its backward loop: tapes of loops recomputed in the
+backward sweep (``ms.checkpoint``) then live one at a time.
 """
 from __future__ import annotations
 
@@ -42,6 +47,35 @@ def plan(fn: Function) -> tuple[dict, dict]:
         loops[id(op)] = tape
         readers.update({id(r): tape for r in tape.reads})
     return loops, readers
+
+
+def releases(fn: Function) -> dict:
+    """``{id(op): [lists]}``: the lists built by loops of ``fn``'s body whose last
+    reader (at the body's level) is ``op``; not the function's outputs."""
+    last: dict = {}
+    lists: dict = {}
+    for op in fn.body.ops:
+        for v in _read_by(op):
+            if id(v) in lists:
+                last[id(v)] = op
+        if op.prim in ("for", "while"):
+            lists.update({id(v): v for v in op.results[op.params["n_carried"]:]})
+    kept = {id(v) for v in fn.outputs} | {id(v) for v in fn.body.results}
+    out: dict = {}
+    for key, op in last.items():
+        if key not in kept:
+            out.setdefault(id(op), []).append(lists[key])
+    return out
+
+
+def _read_by(op) -> list:
+    """The values ``op`` reads, inside its regions too."""
+    values = list(op.inputs)
+    for region in op.regions:
+        values += region.results
+        for inner in region.ops:
+            values += _read_by(inner)
+    return values
 
 
 def _single_read(users):

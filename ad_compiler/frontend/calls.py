@@ -21,7 +21,7 @@ user's call, naming the callee and what to write instead.
 """
 from __future__ import annotations
 
-from .custom import CellRule, call_with_rule, has_bprop, rule_of
+from .custom import call_with_rule, rule_of
 
 import builtins
 import inspect
@@ -129,17 +129,20 @@ class CallLifter:
         return v
 
     def call_custom(self, callee, args, kwargs):
-        """A function made by ``ms.custom_vjp``/``custom_jvp``: its call carries its own rule."""
+        """A function made by ``ms.custom_vjp``/``custom_jvp``/``checkpoint``: its call
+        carries its own rule."""
+        from ..api.checkpoint import Checkpointed
         from ..api.custom_rules import CustomJVP, CustomVJP
-        if not isinstance(callee, (CustomVJP, CustomJVP)):
+        if not isinstance(callee, (CustomVJP, CustomJVP, Checkpointed)):
             return NOT_HANDLED
         return call_with_rule(self, rule_of(callee), args, kwargs)
 
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
             return NOT_HANDLED
-        if has_bprop(callee):  # its own adjoint replaces the derived one
-            return call_with_rule(self, CellRule(callee), args, kwargs)
+        rule = rule_of(callee)
+        if rule is not None:  # bprop replaces the derived adjoint; recompute() recomputes
+            return call_with_rule(self, rule, args, kwargs)
         construct = construct_of(callee)
         return self.inline_function(construct, [callee, *args], kwargs,
                                     name=f"{type(callee).__name__}.construct", owner=callee)

@@ -1,5 +1,6 @@
 """Calls with their own adjoint: a Cell with ``bprop``, a function made by
-``ms.custom_vjp``. Each call becomes one ``bprop_call`` op.
+``ms.custom_vjp``/``custom_jvp``, a checkpointed function (``ms.checkpoint``) or
+Cell (``Cell.recompute()``). Each call becomes one ``bprop_call`` op.
 
 The op's region is the inlined forward code (``construct``, or the custom
 function's ``fwd``), its arguments standing for the call's dynamic inputs.
@@ -84,16 +85,47 @@ class JVPRule:
         return f"custom_jvp of {self.custom.__name__}"
 
 
+@dataclass(frozen=True, eq=False)
+class RecomputeRule:
+    """A call of ``ms.checkpoint(fn)`` or of a Cell after ``recompute()``: forward is the
+    function (or ``construct``) itself; backward recomputes it and differentiates it."""
+    fn: object
+    cell: object = None
+
+    @property
+    def name(self) -> str:
+        return f"checkpoint of {self.fn.__name__}"
+
+    def forward(self, lifter, args, kwargs):
+        if self.cell is None:
+            return lifter.inline_function(self.fn, list(args), kwargs), ()
+        name = f"{type(self.cell).__name__}.construct"
+        return lifter.inline_function(self.fn, [self.cell, *args], kwargs, name=name,
+                                      owner=self.cell), ()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def recomputed(cell) -> bool:
+    return bool(getattr(cell, "_recompute", False))
+
+
 def rule_of(callee):
     """The adjoint rule of ``callee``'s calls, or None for an ordinary callable."""
+    from ..api.checkpoint import Checkpointed
     from ..api.custom_rules import CustomJVP, CustomVJP
-    from .resolve import is_cell
+    from .resolve import construct_of, is_cell
+    if isinstance(callee, Checkpointed):
+        return RecomputeRule(callee.fn)
     if isinstance(callee, CustomVJP):
         return FunctionRule(callee.checked())
     if isinstance(callee, CustomJVP):
         return JVPRule(callee.checked())
     if is_cell(callee) and has_bprop(callee):
         return CellRule(callee)
+    if is_cell(callee) and recomputed(callee):
+        return RecomputeRule(construct_of(callee), callee)
     return None
 
 

@@ -278,6 +278,12 @@ class Cell:
         self.requires_grad = requires_grad
         return self
 
+    def recompute(self, mode: bool = True, **kwargs) -> None:
+        """Recompute this Cell's forward values in the backward sweep instead of storing
+        them (``ms.checkpoint`` for every call of the Cell); ``mode=False`` undoes it.
+        Call it before the first gradient of a network using the Cell is compiled."""
+        self._recompute = bool(mode)
+
     # ----------------------------------------------------------- printing
     def extend_repr(self) -> str:
         """Extra text inside ``Name<...>``; layers override it."""
