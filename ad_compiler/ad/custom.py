@@ -9,6 +9,10 @@ inlines that IR, so the adjoint is ordinary IR (differentiable again):
 * a ``custom_vjp`` function's ``bwd(residuals, g)``: a tuple with one cotangent
   per positional argument (``None`` for none).
 
+A checkpointed call (``ms.checkpoint``, ``Cell.recompute()``) has no rule of its
+own: its VJP re-emits the region in the backward sweep and back-propagates
+through that copy, so nothing computed inside it is read from the forward sweep.
+
 Too few gradients or a wrong shape is a RuntimeError naming the rule; a wrong
 dtype is cast. Values the region only captures (the Cell's Parameters) get no
 gradient from the call, as in MindSpore.

@@ -127,3 +127,14 @@ def test_checkpoint_outside_compiled_code_is_the_function():
     assert block.__name__ == "block"
     with pytest.raises(GradTypeError, match="checkpoint needs a function"):
         ms.checkpoint(3)
+
+
+def test_a_recomputed_cell_differentiated_directly():
+    layer, plain = Layer(), Layer()
+    layer.recompute()
+    weights = layer.trainable_params()
+    got = ms.grad(layer, grad_position=0, weights=weights)(X)
+    want = ms.grad(plain, grad_position=0, weights=plain.trainable_params())(X)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-13)
+    ms.check_grad(layer, (X,))
