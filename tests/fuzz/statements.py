@@ -179,7 +179,8 @@ def std_degenerate(g):
 
 
 def helper(g):
-    """A module-level helper function, inlined by the compiler, called once or twice."""
+    """A module-level helper function, inlined by the compiler, called once or twice;
+    every third one is ``@ms.checkpoint`` (recomputed in the backward sweep)."""
     from .generator import Gen
     a, b = g.arr(0), g.num()
     sub = Gen.__new__(Gen)
@@ -192,7 +193,8 @@ def helper(g):
     name = g.fresh_name("helper")
     last = [n for n in sub.env if n not in ("a", "b")] or ["a"]
     body = "".join(f"    {ln}\n" for ln in sub.top)
-    g.add_helper(f"def {name}(a, b=1.0):\n{body}    return {last[-1]} * b\n")
+    decorator = "@ms.checkpoint\n" if g.counter % 3 == 0 else ""   # no draw: seeds keep their programs
+    g.add_helper(f"{decorator}def {name}(a, b=1.0):\n{body}    return {last[-1]} * b\n")
     call = g.choice([f"{name}({a}, {b})", f"{name}({a}, b={b})", f"{name}({a})"])
     return [f"{g.fresh_name()} = {call}"]
 
