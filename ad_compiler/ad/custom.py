@@ -93,7 +93,8 @@ def _recompute_backward(b, op, cts, active, seeds) -> None:
     captured = [v for v in free_values(op) if id(v) in active]
     with b.at(op.loc):
         inner = _replay(b, region, vmap, seeds, captured)
-    for v in [*op.inputs, *captured]:
+    # a value passed twice (f(x, x)) already holds the sum of both cotangents
+    for v in {id(v): v for v in [*op.inputs, *captured]}.values():
         ct = inner.get(id(v))
         if ct is not None and id(v) in active:
             accumulate(b, cts, v, fit(b, ct, v.type))

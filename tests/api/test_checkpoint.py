@@ -138,3 +138,17 @@ def test_a_recomputed_cell_differentiated_directly():
     np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
     np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-13)
     ms.check_grad(layer, (X,))
+
+
+@ms.checkpoint
+def scaled(a, b=1.0):
+    return np.tanh(a) * b
+
+
+def passes_one_value_twice(x):
+    y = x * 1.5
+    return np.sum(scaled(y, b=y)) + np.sum(scaled(x, x))
+
+
+def test_a_value_passed_as_two_arguments():
+    ms.check_grad(passes_one_value_twice, (X,))
