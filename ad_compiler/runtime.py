@@ -71,3 +71,16 @@ def winners(shape, index):
     ids = np.full(shape, -1, dtype=order.dtype)
     ids[index] = order
     return ids[index] == order
+
+
+def sum_to(ct, like):
+    """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
+    (the run-time form of un-broadcasting, for lengths that depend on data)."""
+    shape = np.shape(like)
+    if np.shape(ct) == shape:
+        return ct
+    lead = np.ndim(ct) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and np.shape(ct)[lead + i] != 1)
+    return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
+        np.reshape(ct, shape)

@@ -48,7 +48,9 @@ def expand_like(b, t, like):
     if t is None:
         return None
     target, tt = b.type_of(like), b.type_of(t)
-    if tt.shape != target.shape:
+    if tt.dynamic or target.dynamic:  # run-time lengths (ir/dims.py): a no-op if equal
+        t = b.broadcast_like(t, like)
+    elif tt.shape != target.shape:
         t = b.broadcast_to(t, shape=target.shape)
     if not target.weak and (tt.dtype != target.dtype or tt.weak):
         t = b.cast(t, dtype=target.dtype)
@@ -402,7 +404,7 @@ def _pyfloat_infer(t: AType) -> AType:
 
 # a Python float from a one-element value: keeps scalar code (and its adjoint) on
 # Python floats instead of NumPy scalars
-primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F,
+primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F, dynamic=False,
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: b.pyfloat(t[0]),
           examples=[ex(()), ex(float)])
@@ -416,7 +418,7 @@ def _npscalar_infer(t: AType, *, dtype) -> AType:
 
 # the NumPy scalar a NumPy function gives for Python-number inputs (np.multiply(2.0, s)
 # is an np.float64, a strong type: it makes a float32 array it meets float64)
-primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F,
+primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F, dynamic=False,
           impl=lambda x, *, dtype: np.dtype(dtype).type(x),
           vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
           jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
