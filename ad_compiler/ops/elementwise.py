@@ -23,6 +23,7 @@ import operator
 
 import numpy as np
 
+from ..ad import rules
 from ..ad.rules import ex, lowering, method, primitive
 from ..ir.core import AType
 from ._infer import elementwise, same_type
@@ -282,8 +283,17 @@ primitive(
 )
 
 
+_ONE_ARGUMENT = object()
+
+
 @lowering(np.where)
-def lower_where(b, condition, x, y):
+def lower_where(b, condition, x=_ONE_ARGUMENT, y=_ONE_ARGUMENT):
+    """``np.where(c, x, y)``; ``np.where(c)`` is ``np.nonzero(c)``."""
+    if x is _ONE_ARGUMENT and y is _ONE_ARGUMENT:
+        return rules.find_lowering(np.nonzero)(b, condition)
+    if x is _ONE_ARGUMENT or y is _ONE_ARGUMENT:
+        raise TypeError("np.where() takes 1 or 3 arguments: either both or neither of "
+                        "x and y should be given")
     return b.where(b.const(condition), b.const(x), b.const(y))
 
 

@@ -796,3 +796,37 @@ def accumulate_into(b, acc, ct):
 
 for _name in ("index_add", "scatter_add"):
     ACCUMULATE_INTO[_name] = accumulate_into
+
+
+# -- np.nonzero and its spellings: int arrays of a run-time length -------------------
+
+def _nonzero_infer(m: AType, *, axis) -> AType:
+    if m.ndim == 0:
+        raise ValueError("np.nonzero of a 0-d value is not supported (NumPy deprecates it)")
+    if not 0 <= axis < m.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for a {m.ndim}-d mask")
+    return AType((None,), np.dtype(np.intp), False)
+
+
+primitive(
+    "nonzero", emit="np.nonzero({0})[{axis}]", infer=_nonzero_infer, nondiff=True, family=F,
+    dynamic="native", examples=[ex(np.array([0.0, 1.5, 0.0, -2.0]), axis=0),
+                                ex(np.array([[True, False], [True, True]]), axis=1)],
+)
+
+
+@lowering(np.nonzero)
+@method("nonzero")
+def lower_nonzero(b, a):
+    """``np.nonzero(m)``: one int array per axis of ``m``, their length the number of
+    non-zero elements (known at run time only)."""
+    m = _array(b, a)
+    return tuple(b.nonzero(m, axis=k, hint="nonzero") for k in range(b.type_of(m).ndim))
+
+
+@lowering(np.flatnonzero)
+def lower_flatnonzero(b, a):
+    m = _array(b, a)
+    if b.type_of(m).ndim != 1:
+        m = reshape_to(b, m, (-1,))
+    return b.nonzero(m, axis=0, hint="nonzero")
