@@ -253,10 +253,9 @@ class ExprLifter:
         return items
 
     def splat_sequence(self, seq) -> list:
+        """``*seq``: a Python sequence's items; an array's rows (``zip(*rows)``)."""
         if isinstance(seq, Value):
-            raise UnsupportedSyntaxError(
-                "'*' of an array value: its items are not Python values",
-                hint="pass the items explicitly, or a Python tuple/list")
+            return self.sequence_items(seq, "'*'")
         return list(seq)
 
     def splat_mapping(self, mapping) -> dict:
