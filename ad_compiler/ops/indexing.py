@@ -312,6 +312,10 @@ primitive(
     "gather", emit=_read_emit, impl=_read_impl, infer=_read_infer, family=F,
     vjp=_gather_vjp, jvp=_read_jvp("gather"), dynamic="native",
     examples=[ex((4,), np.array([0, 0, 2]), index=(slot(0),)),
+              ex((4,), np.array([True, False, True, True]), index=(slot(0),)),
+              ex((3, 4), np.array([False, True, True, False]), index=(slice(None), slot(0))),
+              ex((2, 3, 2), np.array([[True, False, True], [False, False, True]]),
+                 index=(slot(0), 0)),
               ex((3, 4), np.array([[0, -1], [1, 1]]), index=(slice(None), slot(0))),
               ex((3, 4), np.array([0, 2, 0]), np.array([3, 1, 3]), index=(slot(0), slot(1))),
               ex((3, 4, 2), np.array([2, 0]), index=(slot(0), slice(None), 1)),
@@ -386,6 +390,10 @@ def survivors(b, shape, dyn, index):
     mask = _known_survivors(b, shape, dyn, index)
     if mask is True:
         return None
+    if mask is None and None in shape:
+        raise dims.refused("an assignment through int indices that may repeat", [
+            AType(tuple(shape), np.dtype(float))] + [b.type_of(v) for v in dyn], b.loc,
+            "leaves the surviving writes unknown here")
     if mask is None:
         return b.index_winners(*dyn, index=index, shape=tuple(shape))
     return b.const(mask, hint="survivors")
@@ -441,6 +449,8 @@ BASIC_UPDATE_EXAMPLES = [
 ]
 ADVANCED_UPDATE_EXAMPLES = [
     ex((4,), (3,), np.array([0, 0, 2]), index=(slot(0),)),
+    ex((4,), (2,), np.array([True, False, False, True]), index=(slot(0),)),
+    ex((3, 4), (3, 1), np.array([True, False, True, True]), index=(slice(None), slot(0))),
     ex((3, 4), (2, 4), np.array([2, -1]), index=(slot(0),)),
     ex((3, 4), float, np.array([0, 0]), np.array([1, 1]), index=(slot(0), slot(1))),
     ex((3, 4), (3, 1, 1), np.array([[3, 1, 3]]), index=(slice(None), slot(0))),

@@ -260,7 +260,7 @@ def reshape_to(b, x, shape):
     x = b.const(x)
     t = b.type_of(x)
     shape = _static_ints(shape, "a reshape's shape")
-    if not t.weak and _reshape_infer(t, shape=shape).shape == t.shape:
+    if not t.weak and not t.dynamic and _reshape_infer(t, shape=shape).shape == t.shape:
         return x
     return b.reshape(x, shape=shape)
 
