@@ -187,3 +187,19 @@ def test_data_dependent_results_are_located_errors(f, what, line):
         ms.grad(f)(X)
     text = str(info.value)
     assert what in text and line in text and "test_iterables_more.py" in text
+
+
+def splat_rows(m):
+    return np.sum(np.add(*m[:2]) * m[2])
+
+
+def test_star_of_an_array_passes_its_rows():
+    check(splat_rows, M)
+
+
+def test_star_of_a_scalar_is_a_located_error():
+    def f(x):
+        return np.add(*np.sum(x))
+    with pytest.raises(UnsupportedOperationError, match="0-d") as info:
+        ms.grad(f)(X)
+    assert "return np.add(*np.sum(x))" in str(info.value)
