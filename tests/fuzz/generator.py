@@ -28,7 +28,7 @@ FEATURES = (
     "elementwise", "broadcast", "reduce", "matmul", "shape", "nondiff", "scalar", "ops",
     "higher_order", "index", "setitem", "alias", "augassign", "views", "containers",
     "helpers", "if", "for", "while", "break", "return", "comprehension", "float_lists",
-    "std_degenerate", "mixed_dtype",
+    "std_degenerate", "mixed_dtype", "masks", "iterables",
 )
 
 _REDUCE = ("sum", "mean", "max", "min", "amax", "amin", "std", "var", "argmax", "argmin",
