@@ -259,3 +259,51 @@ def test_sorting_or_filtering_by_data_stays_refused():
         return sum(filter(lambda v: v > 0, [x[0], x[1]]))
     with pytest.raises(UnsupportedOperationError, match="filter"):
         ms.grad(f)(X1)
+
+
+def cube_of_positives(x):
+    return np.sum(x[x > 0] ** 3)
+
+
+def test_forward_mode_and_jacobians():
+    t = np.linspace(-1.0, 1.0, X1.size)
+    value, tangent = ms.jvp(cube_of_positives, (X1,), (t,))
+    np.testing.assert_allclose(value, cube_of_positives(X1))
+    np.testing.assert_allclose(tangent, np.sum(numeric_grad(cube_of_positives, [X1], 0) * t),
+                               rtol=1e-6)
+    np.testing.assert_allclose(ms.jacfwd(cube_of_positives)(X1),
+                               numeric_grad(cube_of_positives, [X1], 0), rtol=1e-6)
+    jac = ms.jacrev(lambda x: x[x > 0] ** 2)(X1)
+    pos = np.flatnonzero(X1 > 0)
+    want = np.zeros((pos.size, X1.size))
+    want[np.arange(pos.size), pos] = 2 * X1[pos]
+    np.testing.assert_allclose(jac, want)
+
+
+def test_second_order():
+    hess_diag = ms.grad(lambda x: np.sum(ms.grad(cube_of_positives)(x)))(X1)
+    np.testing.assert_allclose(hess_diag, np.where(X1 > 0, 6 * X1, 0.0))
+
+
+def selection_carried_by_a_loop(x):
+    r = x[x > 0]
+    for _ in range(3):
+        r = r * 0.5 + np.sin(r)
+    return np.sum(r)
+
+
+def selection_shrinking_in_a_loop(x):
+    r = x * 1.0
+    for _ in range(2):
+        r = r[r > 0.1] * 2.0
+    return np.sum(r)
+
+
+@pytest.mark.parametrize("f, what", [
+    (selection_carried_by_a_loop, "a loop or branch carrying 'r'"),
+    (selection_shrinking_in_a_loop, "changes type in the loop"),
+])
+def test_loops_carrying_a_run_time_length_are_located_errors(f, what):
+    with pytest.raises((UnsupportedOperationError, ValueError)) as info:
+        ms.grad(f)(X1)
+    assert what in str(info.value) and "test_masks.py" in str(info.value)

@@ -379,8 +379,10 @@ def mask(g):
 
 def mask_setitem(g):
     """``x[mask] = v`` / ``op=`` with a mask computed in the function."""
-    x = _target(g)
-    sel, mask_ = _mask_of(g, x)
+    # not an input: an empty selection would let the program through plain Python
+    # unchanged, and the compiler refuses writes into inputs whatever the mask
+    x = g.choice([n for n in g.arrays(1) if _writable(g, n) and n not in g.params])
+    sel, _ = _mask_of(g, x)
     where = sel[len(x) + 1:-1]
     forms = [f"{x}[{where}] = {g.flt()}", f"{x}[{where}] += {g.flt()}",
              f"{x}[{where}] = np.sin({sel}) * {g.flt()}", f"{x}[{where}] *= np.tanh({sel})",
