@@ -79,9 +79,10 @@ def infer(p, types, params, loc=None):
     try:
         a, b = (p.infer(*[probe(t, n) for t in types], **params) for n in PROBES)
         return unprobe(a, b)
-    except (ValueError, IndexError, TypeError) as e:
+    except (ValueError, IndexError, TypeError):
         raise refused(p.name, types, loc, "cannot meet a fixed length other than 1 "
-                      f"here ({str(e).split(chr(10))[0][:80]})") from None
+                      "here (NumPy would accept it only when the lengths happen to agree)"
+                      ) from None
 
 
 def same_shape(a, b) -> bool:

@@ -43,7 +43,7 @@ def keep_dims_of(b, r, x, axis, keepdims):
     if b.type_of(r).shape == kept and not xt.dynamic:
         return r
     if xt.dynamic:  # a '?' axis kept: put the reduced axes back, lengths unchanged
-        return b.expand_dims(r, axis=axes) if axes else r
+        return b.expand_dims(r, axis=axes) if axes and b.type_of(r).ndim else r
     return b.reshape(r, shape=kept)
 
 
