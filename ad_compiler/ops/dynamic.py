@@ -10,14 +10,19 @@ primitives emit when a type is dynamic; each is the other's adjoint:
 * ``broadcast_like(a, like)``: ``np.broadcast_to(a, like.shape)``; VJP ``sum_to``;
 * ``reshape_like(a, like)``: ``a.reshape(like.shape)``; VJP ``reshape_like`` back;
 * ``dim(x, axis)``: ``x.shape[axis]``, a Python int (no derivative): ``len``,
-  ``.shape`` and the divisor of ``mean`` over a ``?`` axis.
+  ``.shape`` and the divisor of ``mean`` over a ``?`` axis;
+* ``nonzero(m, axis)``: ``np.nonzero(m)[axis]``, an int array of length ``?`` (no
+  derivative), for ``np.nonzero``, ``np.where(m)``, ``m.nonzero()`` and
+  ``np.flatnonzero``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ad.rules import ex, primitive
+from ..ad.rules import ex, lowering, method, primitive
 from ..ir.core import AType
+from .indexing import array_operand
+from .shape import reshape_to
 
 F = "dynamic"
 
@@ -59,3 +64,37 @@ def _dim_infer(x: AType, *, axis) -> AType:
 
 primitive("dim", emit="{0}.shape[{axis}]", infer=_dim_infer, family=F, nondiff=True,
           dynamic="native", array_inputs=True, examples=[ex((2, 3), axis=1)])
+
+
+# -- np.nonzero and its spellings: int arrays of a run-time length -------------------
+
+def _nonzero_infer(m: AType, *, axis) -> AType:
+    if m.ndim == 0:
+        raise ValueError("np.nonzero of a 0-d value is not supported (NumPy deprecates it)")
+    if not 0 <= axis < m.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for a {m.ndim}-d mask")
+    return AType((None,), np.dtype(np.intp), False)
+
+
+primitive(
+    "nonzero", emit="np.nonzero({0})[{axis}]", infer=_nonzero_infer, nondiff=True, family=F,
+    dynamic="native", examples=[ex(np.array([0.0, 1.5, 0.0, -2.0]), axis=0),
+                                ex(np.array([[True, False], [True, True]]), axis=1)],
+)
+
+
+@lowering(np.nonzero)
+@method("nonzero")
+def lower_nonzero(b, a):
+    """``np.nonzero(m)``: one int array per axis of ``m``, their length the number of
+    non-zero elements (known at run time only)."""
+    m = array_operand(b, a)
+    return tuple(b.nonzero(m, axis=k, hint="nonzero") for k in range(b.type_of(m).ndim))
+
+
+@lowering(np.flatnonzero)
+def lower_flatnonzero(b, a):
+    m = array_operand(b, a)
+    if b.type_of(m).ndim != 1:
+        m = reshape_to(b, m, (-1,))
+    return b.nonzero(m, axis=0, hint="nonzero")

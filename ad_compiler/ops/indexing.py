@@ -684,7 +684,8 @@ def canonical(b, x, items) -> tuple[tuple, list]:
     return tuple(index), dyn
 
 
-def _array(b, x):
+def array_operand(b, x):
+    """``x`` as an array value (a Python number or list cannot be indexed)."""
     x = b.const(x)
     t = b.type_of(x)
     if not isinstance(t, AType) or t.weak:
@@ -700,7 +701,7 @@ def _whole(index, dyn) -> bool:
 @method("__getitem__")
 def lower_getitem(b, x, index):
     """``x[index]``: basic indexing is a view (getitem), int arrays gather."""
-    x = _array(b, x)
+    x = array_operand(b, x)
     items = parse_items(b, index)
     index, dyn = canonical(b, x, items)
     if _whole(index, dyn) and b.type_of(x).ndim:
@@ -711,7 +712,7 @@ def lower_getitem(b, x, index):
 @method("__setitem__")
 def lower_setitem(b, x, index, value):
     """``x[index] = value`` as a new array (the caller rebinds the name to it)."""
-    x, v = _array(b, x), b.const(value)
+    x, v = array_operand(b, x), b.const(value)
     items = parse_items(b, index)
     if _where_update(b, x, items, v):
         return _masked_update(b, x, items[0], v)
@@ -726,7 +727,7 @@ def lower_augmented_setitem(b, x, index, value, combine=None):
 
     ``+=`` without repeats is one ``index_add``, which adds in place of a dead buffer.
     """
-    x, v = _array(b, x), b.const(value)
+    x, v = array_operand(b, x), b.const(value)
     items = parse_items(b, index)
     if _where_update(b, x, items, v):
         return _masked_update(b, x, items[0], (combine or _plus)(b, x, v))
@@ -776,7 +777,7 @@ def lower_take(b, a, indices, axis=None, out=None, mode="raise"):
     """``np.take(a, indices, axis)`` as ``a[:, ..., indices]`` (``axis=None``: flattened)."""
     if out is not None or mode != "raise":
         raise UnsupportedOperationError("np.take(..., out=/mode=) is not supported")
-    x = _array(b, a)
+    x = array_operand(b, a)
     if axis is None:
         x, axis = reshape_to(b, x, (-1,)), 0
     (axis,) = normalize_axis(axis, b.type_of(x).ndim)
@@ -806,37 +807,3 @@ def accumulate_into(b, acc, ct):
 
 for _name in ("index_add", "scatter_add"):
     ACCUMULATE_INTO[_name] = accumulate_into
-
-
-# -- np.nonzero and its spellings: int arrays of a run-time length -------------------
-
-def _nonzero_infer(m: AType, *, axis) -> AType:
-    if m.ndim == 0:
-        raise ValueError("np.nonzero of a 0-d value is not supported (NumPy deprecates it)")
-    if not 0 <= axis < m.ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a {m.ndim}-d mask")
-    return AType((None,), np.dtype(np.intp), False)
-
-
-primitive(
-    "nonzero", emit="np.nonzero({0})[{axis}]", infer=_nonzero_infer, nondiff=True, family=F,
-    dynamic="native", examples=[ex(np.array([0.0, 1.5, 0.0, -2.0]), axis=0),
-                                ex(np.array([[True, False], [True, True]]), axis=1)],
-)
-
-
-@lowering(np.nonzero)
-@method("nonzero")
-def lower_nonzero(b, a):
-    """``np.nonzero(m)``: one int array per axis of ``m``, their length the number of
-    non-zero elements (known at run time only)."""
-    m = _array(b, a)
-    return tuple(b.nonzero(m, axis=k, hint="nonzero") for k in range(b.type_of(m).ndim))
-
-
-@lowering(np.flatnonzero)
-def lower_flatnonzero(b, a):
-    m = _array(b, a)
-    if b.type_of(m).ndim != 1:
-        m = reshape_to(b, m, (-1,))
-    return b.nonzero(m, axis=0, hint="nonzero")
