@@ -57,6 +57,7 @@ class Primitive:
     #                                a callable ``view(op) -> bool`` decides per op
     static: tuple = ()             # names of params, for documentation/validation
     family: str = ""
+    globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
     _impl: Callable | None = None
     _defaults: dict | None = None
@@ -125,7 +126,8 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False, view=False, inplace=None, dynamic=None) -> Primitive:
+              array_inputs=False, view=False, inplace=None, globals=None,
+              dynamic=None) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -140,6 +142,10 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     ``view=True`` says the result may share memory with its first input
     (reshape, transpose ...): such results are never written in place, and are
     copied before they are returned to a user.
+
+    ``globals`` (optional): names the template uses besides ``np``, ``math`` and
+    ``rt``, with their objects (a user's function registered with
+    ``ad_compiler.primitive``); generated code that uses the primitive gets them.
 
     ``emit`` is normally a template string. For variadic primitives (``concat``)
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
@@ -156,7 +162,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     if callable(emit) and impl is None:
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
-                     array_inputs=array_inputs, view=view, _impl=impl, _inplace=inplace,
+                     array_inputs=array_inputs, view=view, globals=dict(globals or {}),
+                     _impl=impl, _inplace=inplace,
                      dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
     for obj in aliases:
@@ -245,7 +252,8 @@ def _array_inputs(impl: Callable) -> Callable:
 
 
 def template_globals() -> dict:
-    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime)."""
+    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime);
+    a primitive's own ``globals`` come on top."""
     from .. import runtime
     return {"np": np, "math": math, "rt": runtime}
 

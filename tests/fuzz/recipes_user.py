@@ -1,0 +1,6 @@
+"""Recipes for functions registered with ``ad_compiler.primitive`` (tests/fuzz/user_rules.py)."""
+from __future__ import annotations
+
+from .recipes import _unary
+
+RECIPES = {"tests.fuzz.user_rules.smooth_relu": _unary("smooth_relu({0})")}
