@@ -42,7 +42,9 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
            ([A((3,)), A((3,))],), ([A((3,)), A((3,))], 0), (A((2, 3)), np.float64)]
 
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
-PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2))}
+PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
+                            "np.where": (A((3,)), A((3,)), A((3,))),
+                            "ops.where": (A((3,)), A((3,)), A((3,)))}
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
