@@ -110,11 +110,55 @@ def static_or_minus_one(shape) -> tuple | None:
 #: primitives whose result has the run-time shape of their input 1
 LIKE = ("sum_to", "broadcast_like", "reshape_like")
 
+_MAX_DEPTH = 64
+
+
+def shape_key(v, depth: int = 0):
+    """A key equal for values that surely have the same run-time shape (of a dynamic
+    type), found through the ops that keep a shape: a ``LIKE`` primitive has its
+    input 1's; a read through the same dynamic index inputs (a mask) of arrays of one
+    fixed shape has one key; an elementwise op whose dynamic inputs all have one key,
+    and whose result has their number of dimensions and fixed lengths, has that key
+    (its other inputs could only broadcast into it: a fixed length other than 1
+    meeting a '?' is refused when the op is built). Anything else is its own."""
+    op = getattr(v, "producer", None)
+    if op is None or depth > _MAX_DEPTH:
+        return id(v)
+    if op.prim in LIKE:
+        return shape_key(op.inputs[1], depth + 1)
+    if op.prim in ("getitem", "gather") and not op.inputs[0].type.dynamic:
+        x, *dyn = op.inputs
+        return ("read", x.type.shape, repr(op.params["index"]),
+                tuple(value_key(d, depth + 1) for d in dyn))
+    from ..ad import rules
+    if op.prim not in rules.PRIMITIVES or rules.get(op.prim).family != "elementwise":
+        return id(v)
+    dyn = [i for i in op.inputs if is_dynamic(i.type)]
+    keys = {shape_key(i, depth + 1) for i in dyn}
+    if len(keys) != 1 or any(i.type.shape != v.type.shape for i in dyn):
+        return id(v)
+    return keys.pop()
+
+
+def value_key(v, depth: int = 0):
+    """A key equal for values that surely are equal: the same value, or the same
+    primitive with the same params on inputs with equal keys (ops are pure), so the
+    masks of two ``x > 0`` written twice have one key."""
+    op = getattr(v, "producer", None)
+    if op is None or depth > _MAX_DEPTH or op.regions or len(op.results) != 1:
+        return id(v)
+    if op.prim == "const":
+        value = op.params["value"]
+        return ("const", type(value).__name__, repr(value)) if getattr(
+            value, "size", 1) <= 16 else id(v)
+    return (op.prim, repr(sorted(op.params.items())),
+            tuple(value_key(i, depth + 1) for i in op.inputs))
+
 
 def shaped_like(v, like) -> bool:
-    """Whether ``v`` surely has ``like``'s run-time shape: ``like`` itself, or made
-    by a ``LIKE`` primitive from ``like``."""
+    """Whether ``v`` surely has ``like``'s run-time shape (ir/dims.py)."""
     if v is like:
         return True
-    op = getattr(v, "producer", None)
-    return op is not None and op.prim in LIKE and op.inputs[1] is like
+    if not hasattr(v, "producer") or not hasattr(like, "producer"):
+        return False
+    return v.type.shape == like.type.shape and shape_key(v) == shape_key(like)
