@@ -29,7 +29,7 @@ from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import Value
 from .comprehensions import data_dependent_length, is_comprehension_list
-from .calls import NOT_HANDLED
+from .calls import NOT_HANDLED, unsupported_call
 from .exprs import holds_value
 from .iterables import (Appender, Iteration, LoopList, enumerated, over_dynamic_range,
                         over_static, reversed_, zipped)
@@ -216,8 +216,13 @@ class BuiltinLifter:
             return rules.find_lowering(reduce)(self.b, lst.stack(self.b))
         items = list(args[0]) if len(args) == 1 and isinstance(
             args[0], (list, tuple, *_ITERATORS)) else list(args)
+        python = max if prim == "maximum" else min
         if not holds_value(items) or any(
                 isinstance(v, Value) and v.type.shape != () for v in items):
+            if len(args) == 1 and type(args[0]) in _ITERATORS:  # consumed: decide here
+                if holds_value(items):
+                    raise unsupported_call(python)
+                return python(items)
             return NOT_HANDLED  # arrays: Python's own error (ambiguous comparison)
         out = items[0]
         for v in items[1:]:

@@ -133,6 +133,10 @@ def min_max_of_map(x):
     return max(map(lambda v: v * 2.0, [x[0], x[1]])) + min(x[i] for i in range(3))
 
 
+def extremum_of_static_iterators(x):
+    return x[max(map(int, [1, 2]))] * min(filter(None, [3, 0, 1]))
+
+
 def tuple_of_array(m):
     first, *rest = tuple(m)
     return np.sum(first * rest[-1])
@@ -142,7 +146,8 @@ FUNCTIONS_1D = [map_lambda_over_range, map_over_tuple_of_values, map_two_sequenc
                 map_is_an_iterator, filter_static_range, filter_none_on_constants,
                 sum_generator_over_range, sum_generator_over_zip, zip_star_lists,
                 reversed_list, reversed_tuple_and_range, sorted_constants,
-                sorted_by_static_key, sorted_reverse_is_stable, min_max_of_map]
+                sorted_by_static_key, sorted_reverse_is_stable, min_max_of_map,
+                extremum_of_static_iterators]
 FUNCTIONS_2D = [map_helper_over_rows, map_numpy_function_over_rows, filter_rows_by_position,
                 zip_star_array, columns_by_zip_star, reversed_rows, tuple_of_array]
 
