@@ -44,7 +44,9 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
 PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
                             "np.where": (A((3,)), A((3,)), A((3,))),
-                            "ops.where": (A((3,)), A((3,)), A((3,)))}
+                            "ops.where": (A((3,)), A((3,)), A((3,))),
+                            **{f"np.{n}": (np.array([True, False]),) * (2 - (n == "invert"))
+                               for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert")}}
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}

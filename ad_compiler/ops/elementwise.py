@@ -444,3 +444,27 @@ primitive("zeros_like", emit="np.zeros_like({0})", infer=same_type, nondiff=True
           aliases=(np.zeros_like,))
 primitive("ones_like", emit="np.ones_like({0})", infer=same_type, nondiff=True, family=F,
           aliases=(np.ones_like,))
+
+
+# -- combining masks: logical and bitwise operations (no derivative) --------------------
+
+_MASKS = (np.array([True, False, True, False]), np.array([True, True, False, False]))
+_LOGICAL_EXAMPLES = [ex(*_MASKS), ex(np.array([6, 3, 0]), np.array([3, 5, 1])),
+                     ex(np.array([[True], [False]]), _MASKS[0])]
+_LOGICAL = (
+    ("bitwise_and", "{0} & {1}", (np.bitwise_and, operator.and_)),
+    ("bitwise_or", "{0} | {1}", (np.bitwise_or, operator.or_)),
+    ("bitwise_xor", "{0} ^ {1}", (np.bitwise_xor, operator.xor)),
+    ("logical_and", "np.logical_and({0}, {1})", (np.logical_and,)),
+    ("logical_or", "np.logical_or({0}, {1})", (np.logical_or,)),
+    ("logical_xor", "np.logical_xor({0}, {1})", (np.logical_xor,)),
+)
+for _name, _emit, _fns in _LOGICAL:
+    primitive(_name, emit=_emit, infer=elementwise(_name), nondiff=True, family=F,
+              examples=_LOGICAL_EXAMPLES, aliases=_fns)
+del _name, _emit, _fns
+
+primitive("invert", emit="~{0}", infer=elementwise("invert"), nondiff=True, family=F,
+          examples=[ex(_MASKS[0]), ex(np.array([6, -3]))], aliases=(np.invert, operator.invert))
+primitive("logical_not", emit="np.logical_not({0})", infer=elementwise("logical_not"),
+          nondiff=True, family=F, examples=[ex(_MASKS[0]), ex((3,))], aliases=(np.logical_not,))
