@@ -169,7 +169,17 @@ def branch_picks_mask(x):
     return np.sum(sel ** 2)
 
 
-FUNCTIONS = [sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
+def combined_masks(x):
+    inside = (x > -1.0) & (x < 2.0)
+    return np.sum(x[inside] ** 2) + np.sum(x[~inside]) + np.sum(x[(x > 1.0) | (x < -1.0)])
+
+
+def logical_masks(x):
+    keep = np.logical_and(x > -1.0, np.logical_not(x > 2.0))
+    return np.sum(np.sin(x[np.logical_xor(keep, x > 0)])) + np.sum(x[np.logical_or(keep, x > 2)])
+
+
+FUNCTIONS = [combined_masks, logical_masks, sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
              nonzero_index, length_and_shape, selection_of_selection,
              scalar_broadcast_and_two_selections, set_through_mask, set_values_through_mask,
              add_through_mask, multiply_through_mask, set_through_where_index,
