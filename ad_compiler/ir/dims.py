@@ -25,6 +25,8 @@ from it. The rules:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import UnsupportedOperationError
 from .core import AType, ListType
 
@@ -149,8 +151,10 @@ def value_key(v, depth: int = 0):
         return id(v)
     if op.prim == "const":
         value = op.params["value"]
-        return ("const", type(value).__name__, repr(value)) if getattr(
-            value, "size", 1) <= 16 else id(v)
+        if isinstance(value, (np.ndarray, np.generic)):  # exact: the bytes, not a repr
+            return ("const", value.dtype.str, value.shape, value.tobytes()) \
+                if value.size <= 16 else id(v)
+        return ("const", type(value).__name__, repr(value))
     return (op.prim, repr(sorted(op.params.items())),
             tuple(value_key(i, depth + 1) for i in op.inputs))
 

@@ -179,7 +179,12 @@ def logical_masks(x):
     return np.sum(np.sin(x[np.logical_xor(keep, x > 0)])) + np.sum(x[np.logical_or(keep, x > 2)])
 
 
-FUNCTIONS = [combined_masks, logical_masks, sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
+def broadcast_two_lengths(x):
+    # one selection has a single element, which NumPy broadcasts against the other
+    return np.sum(x[x > 2.9] * x[x > 0]) + np.sum(x[x > 2.9000001] * np.sin(x[x > 0]))
+
+
+FUNCTIONS = [broadcast_two_lengths, combined_masks, logical_masks, sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
              nonzero_index, length_and_shape, selection_of_selection,
              scalar_broadcast_and_two_selections, set_through_mask, set_values_through_mask,
              add_through_mask, multiply_through_mask, set_through_where_index,
