@@ -464,7 +464,20 @@ for _name, _emit, _fns in _LOGICAL:
               examples=_LOGICAL_EXAMPLES, aliases=_fns)
 del _name, _emit, _fns
 
-primitive("invert", emit="~{0}", infer=elementwise("invert"), nondiff=True, family=F,
-          examples=[ex(_MASKS[0]), ex(np.array([6, -3]))], aliases=(np.invert, operator.invert))
+primitive("invert", emit="np.invert({0})", infer=elementwise("invert"), nondiff=True, family=F,
+          examples=[ex(_MASKS[0]), ex(np.array([6, -3]))], aliases=(np.invert,))
+
+
+@lowering(operator.invert)
+def lower_invert_operator(b, x):
+    """``~x``: NumPy's invert of an array; of a Python bool or int, Python's ``-x - 1``
+    (``~True`` is -2, where ``np.invert(True)`` is False)."""
+    x = b.const(x)
+    t = b.type_of(x)
+    if not t.weak:
+        return b.invert(x)
+    if t.dtype.kind not in "biu":
+        raise TypeError(f"bad operand type for unary ~: '{t.python_type.__name__}'")
+    return b.sub(b.neg(b.add(x, b.const(0))), b.const(1), hint="invert")
 primitive("logical_not", emit="np.logical_not({0})", infer=elementwise("logical_not"),
           nondiff=True, family=F, examples=[ex(_MASKS[0]), ex((3,))], aliases=(np.logical_not,))

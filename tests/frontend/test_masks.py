@@ -322,3 +322,16 @@ def test_loops_carrying_a_run_time_length_are_located_errors(f, what):
     with pytest.raises((UnsupportedOperationError, ValueError)) as info:
         ms.grad(f)(X1)
     assert what in str(info.value) and "test_masks.py" in str(info.value)
+
+
+def invert_python_bool_and_numpy_bool(x, s):
+    return np.sum(x * ~(s > 0)) + np.sum(np.where(np.invert(s > 0) | (x > 0), x, 0.0))
+
+
+@pytest.mark.parametrize("s", [0.5, -0.5])
+def test_invert_of_a_python_bool_is_pythons_and_np_invert_numpys(s):
+    # ~True is -2 in Python, np.invert(True) is False
+    value, grad = ms.value_and_grad(invert_python_bool_and_numpy_bool)(X1, s)
+    assert value == invert_python_bool_and_numpy_bool(X1, s)
+    want = numeric_grad(lambda x: invert_python_bool_and_numpy_bool(x, s), [X1], 0)
+    np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-6)
