@@ -198,8 +198,13 @@ def _deviation(b, x, axis):
 
 
 def _degrees(b, x, axis, ddof):
-    """NumPy's divisor of a variance: ``max(n - ddof, 0)``."""
-    return b.const(max(reduced_count(b.type_of(x), axis) - ddof, 0))
+    """NumPy's divisor of a variance: ``max(n - ddof, 0)`` (``n`` a value when a
+    reduced axis has a run-time length)."""
+    xt = b.type_of(x)
+    if any(xt.shape[i] is None for i in normalize_axis(axis, xt.ndim)):
+        n = run_time_count(b, x, axis)
+        return n if not ddof else b.maximum(b.sub(n, b.const(ddof)), b.const(0))
+    return b.const(max(reduced_count(xt, axis) - ddof, 0))
 
 
 def _per_std(b, g, out, x, axis, ddof):

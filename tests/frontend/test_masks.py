@@ -184,7 +184,11 @@ def broadcast_two_lengths(x):
     return np.sum(x[x > 2.9] * x[x > 0]) + np.sum(x[x > 2.9000001] * np.sin(x[x > 0]))
 
 
-FUNCTIONS = [broadcast_two_lengths, combined_masks, logical_masks, sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
+def variance_of_selection(x):
+    return np.var(x[x > -1], ddof=1) + x[x > 0].var() + np.dot(x[x > 0], x[x > 0])
+
+
+FUNCTIONS = [variance_of_selection, broadcast_two_lengths, combined_masks, logical_masks, sum_of_positives_squared, masked_times_two, mean_of_selection, where_index,
              nonzero_index, length_and_shape, selection_of_selection,
              scalar_broadcast_and_two_selections, set_through_mask, set_values_through_mask,
              add_through_mask, multiply_through_mask, set_through_where_index,
