@@ -111,15 +111,21 @@ def _describe(x) -> str:
 
 # -- results ---------------------------------------------------------------------
 
-def _value(tree, outs, as_tensor):
+def _value(tree, outs, as_tensor, tangent=False):
+    """The output structure ``tree`` filled from ``outs``; with ``tangent``, a constant
+    leaf (a number the function returns whatever its inputs) gets a zero tangent."""
     if isinstance(tree, int) and not isinstance(tree, bool):
         v = outs[tree]
         return wrap(np.asarray(v)) if as_tensor and not isinstance(v, float) else v
     if isinstance(tree, (tuple, list)):
-        return type(tree)(_value(t, outs, as_tensor) for t in tree)
+        return type(tree)(_value(t, outs, as_tensor, tangent) for t in tree)
     if isinstance(tree, dict):
-        return {k: _value(v, outs, as_tensor) for k, v in tree.items()}
-    return getattr(tree, "value", tree)
+        return {k: _value(v, outs, as_tensor, tangent) for k, v in tree.items()}
+    value = getattr(tree, "value", tree)
+    if tangent and isinstance(value, (int, float, np.number, np.ndarray)) \
+            and not isinstance(value, bool):
+        return value * 0
+    return value
 
 
 def pack(gf, entry, outs, args, kinds):
