@@ -61,6 +61,7 @@ PROBES.update({  # data movement (ops/movement.py)
     "ops.gather": (A((2, 3)), np.array([0]), 1),
     "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
 })
+PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}

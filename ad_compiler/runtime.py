@@ -20,8 +20,13 @@ Invariants:
   argument's shape and dtype (0-d inputs give 0-d arrays);
 * ``index`` is anything NumPy accepts as an index, and ``value`` broadcasts to
   the selection, with NumPy's casting rules for assignment.
+
+:func:`sinc_derivative` gives the derivatives of ``np.sinc`` (of every order, exact
+at 0), which no NumPy function computes.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -141,6 +146,32 @@ def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
     cols = np.arange(n) + max(offset, 0)
     np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = v
     return out
+
+
+def sinc_derivative(x, order):
+    """The ``order``-th derivative of ``np.sinc`` at ``x``, with ``np.sinc``'s result type.
+
+    With ``u = pi x`` it is ``pi**order`` times the derivative of ``sin(u) / u``:
+    its Maclaurin series where ``|u| < 1`` (exact at 0, no cancellation), else
+    Leibniz's rule on ``sin(u) * (1 / u)``.
+
+    >>> math.isclose(sinc_derivative(0.0, 2), -math.pi ** 2 / 3)
+    True
+    """
+    x = np.asarray(x)
+    u = np.pi * x.astype(np.float64)
+    small = np.abs(u) < 1.0
+    near = np.zeros_like(u)
+    for n in range((order + 1) // 2, (order + 1) // 2 + 14):
+        near += (-1.0) ** n * u ** (2 * n - order) / (math.factorial(2 * n - order) * (2 * n + 1))
+    far_u = np.where(small, 1.0, u)
+    far = np.zeros_like(u)
+    for j in range(order + 1):
+        k = order - j
+        far += (math.comb(order, j) * (-1.0) ** k * math.factorial(k)
+                * np.sin(far_u + j * np.pi / 2) / far_u ** (k + 1))
+    out = (np.where(small, near, far) * np.pi ** order).astype(np.result_type(x, 1.0))
+    return out[()]
 
 
 def sum_to(ct, like):

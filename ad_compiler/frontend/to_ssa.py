@@ -63,6 +63,11 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def depends_on_epoch(self) -> None:
+        """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
+        its entry is compiled again when the epoch moves."""
+        self._lifter.captures.needs_epoch = True
+
     def read_captured(self, state, owner) -> list:
         """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
         return self._lifter.adopt(state, owner)

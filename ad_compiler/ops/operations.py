@@ -25,6 +25,7 @@ from ..ad.rules import find_lowering, register_lowering
 from ..errors import UnsupportedOperationError
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from . import elementwise_math as _elementwise_math  # noqa: F401
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
 from . import einsum as _einsum
 
@@ -114,6 +115,54 @@ sigmoid = functional(_prim_lowering("sigmoid"))
 relu = functional(_prim_lowering("relu"))
 softmax = functional(_nn.lower_softmax, "softmax")
 log_softmax = functional(_nn.lower_log_softmax, "log_softmax")
+
+
+# elementwise math (ops/elementwise_math.py); MindSpore spells some two ways
+tan = _same_as(np.tan, "tan")
+asin, arcsin = _same_as(np.arcsin, "asin"), _same_as(np.arcsin, "arcsin")
+acos, arccos = _same_as(np.arccos, "acos"), _same_as(np.arccos, "arccos")
+atan, arctan = _same_as(np.arctan, "atan"), _same_as(np.arctan, "arctan")
+atan2, arctan2 = _same_as(np.arctan2, "atan2"), _same_as(np.arctan2, "arctan2")
+sinh = _same_as(np.sinh, "sinh")
+cosh = _same_as(np.cosh, "cosh")
+asinh, arcsinh = _same_as(np.arcsinh, "asinh"), _same_as(np.arcsinh, "arcsinh")
+acosh, arccosh = _same_as(np.arccosh, "acosh"), _same_as(np.arccosh, "arccosh")
+atanh, arctanh = _same_as(np.arctanh, "atanh"), _same_as(np.arctanh, "arctanh")
+log1p = _same_as(np.log1p, "log1p")
+expm1 = _same_as(np.expm1, "expm1")
+log2 = _same_as(np.log2, "log2")
+log10 = _same_as(np.log10, "log10")
+exp2 = _same_as(np.exp2, "exp2")
+logaddexp = _same_as(np.logaddexp, "logaddexp")
+logaddexp2 = _same_as(np.logaddexp2, "logaddexp2")
+hypot = _same_as(np.hypot, "hypot")
+reciprocal = _same_as(np.reciprocal, "reciprocal")
+sinc = _same_as(np.sinc, "sinc")
+deg2rad = _same_as(np.deg2rad, "deg2rad")
+rad2deg = _same_as(np.rad2deg, "rad2deg")
+absolute = _same_as(np.absolute, "absolute")
+sign = _same_as(np.sign, "sign")
+floor = _same_as(np.floor, "floor")
+ceil = _same_as(np.ceil, "ceil")
+trunc = _same_as(np.trunc, "trunc")
+fmod = _same_as(np.fmod, "fmod")
+remainder = _same_as(np.remainder, "remainder")
+float_power = _same_as(np.float_power, "float_power")
+fmax = _same_as(np.fmax, "fmax")
+fmin = _same_as(np.fmin, "fmin")
+copysign = _same_as(np.copysign, "copysign")
+
+
+@functional
+def round(b, input, *, decimals=0):  # noqa: A001 - MindSpore's name
+    """``ops.round(input, *, decimals=0)``: half to even, as ``np.round``; no gradient."""
+    return _elementwise_math.lower_round(b, input, decimals)
+
+
+@functional
+def nan_to_num(b, input, nan=0.0, posinf=None, neginf=None):
+    """``ops.nan_to_num(input, nan=0.0, posinf=None, neginf=None)``, as ``np.nan_to_num``."""
+    return _elementwise_math.lower_nan_to_num(b, input, nan=nan, posinf=posinf, neginf=neginf)
 
 
 @functional
@@ -454,6 +503,11 @@ __all__ = [
     "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
     "transpose", "reshape", "expand_dims", "squeeze", "concat", "stack", "where", "softmax",
     "log_softmax", "stop_gradient",
+    "tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "atan2", "arctan2", "sinh",
+    "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "log1p", "expm1",
+    "log2", "log10", "exp2", "logaddexp", "logaddexp2", "hypot", "reciprocal", "sinc",
+    "deg2rad", "rad2deg", "absolute", "sign", "floor", "ceil", "trunc", "round", "fmod",
+    "remainder", "float_power", "fmax", "fmin", "copysign", "nan_to_num",
     "Primitive", "MatMul", "Mul", "Add", "Sub", "Div", "Exp", "Log", "Pow", "Sin", "Cos", "Tanh",
     "Sigmoid", "ReLU", "Square", "Sqrt", "Abs", "Neg", "Maximum", "Minimum", "ReduceSum",
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
