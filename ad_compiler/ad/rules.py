@@ -194,6 +194,25 @@ def attribute(*names):
     return deco
 
 
+#: id(obj) -> (obj, fn): ``fn(b, index)`` lowers ``obj[index]`` of a library object (np.r_)
+SUBSCRIPTS: dict[int, tuple[Any, Callable]] = {}
+
+
+def subscript(*objs):
+    """Decorator: ``fn(b, index)`` lowers ``obj[index]`` for each object in ``objs``."""
+    def deco(fn):
+        for obj in objs:
+            SUBSCRIPTS[id(obj)] = (obj, fn)
+        return fn
+    return deco
+
+
+def find_subscript(obj) -> Callable | None:
+    """The lowering of ``obj[...]`` registered for ``obj`` (by identity), or None."""
+    hit = SUBSCRIPTS.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else None
+
+
 def find_lowering(obj) -> Callable | None:
     """The lowering registered for ``obj`` (by identity), or None."""
     hit = _LOWERINGS.get(id(obj))

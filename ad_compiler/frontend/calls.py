@@ -213,6 +213,8 @@ def unsupported_call(callee) -> UnsupportedOperationError:
     name = describe(callee)
     if not callable(callee):
         return UnsupportedOperationError(f"{type(callee).__name__} object is not callable")
+    if _is_numeric_library(callee):
+        return no_rule_yet(name, pure=is_pure(callee))
     if is_pure(callee) or is_structural(callee, ()):
         # a loop over range whose body needs its counter here is unrolled instead
         return StaticIndexNeeded(
@@ -231,3 +233,24 @@ def unsupported_call(callee) -> UnsupportedOperationError:
         "no Python source to inline",
         hint="use a NumPy function or an ad_compiler.ops primitive that has a derivative "
              "rule, or compute the value outside the function and pass it in")
+
+
+_ADDING_A_RULE = ("write it with functions that have one (see 'Which code can be "
+                  "differentiated' in docs/api.md), wrap it in a Cell with a bprop, or "
+                  "declare a primitive for it (docs/ir.md, 'Adding a primitive')")
+
+
+def no_rule_yet(name: str, pure: bool) -> UnsupportedOperationError:
+    """A NumPy / ``math`` / ``ops`` function without a lowering, called on a run-time
+    value. A pure one may still be computable from a loop counter: the error is then a
+    :class:`StaticIndexNeeded`, so a loop over ``range`` is unrolled instead."""
+    cls = StaticIndexNeeded if pure else UnsupportedOperationError
+    return cls(f"{name} has no derivative rule yet: it cannot be applied to a value "
+               "computed from the function's arguments", hint=_ADDING_A_RULE)
+
+
+def _is_numeric_library(fn) -> bool:
+    """NumPy, SciPy, ``math`` and ``ad_compiler.ops`` functions: those a rule may cover."""
+    module = getattr(fn, "__module__", None) or ""
+    return (isinstance(fn, np.ufunc) or module.split(".")[0] in ("numpy", "scipy", "math")
+            or module.startswith("ad_compiler.ops"))
