@@ -340,3 +340,8 @@ __all__ = [
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
 ]
+
+from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
+from .operations_building import __all__ as _building_all  # noqa: E402
+
+__all__ += _building_all

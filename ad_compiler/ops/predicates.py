@@ -52,7 +52,8 @@ del _name
 
 _CLOSE = [ex(np.array([1.0, 2.0, np.nan]), np.array([1.0 + 1e-9, 2.1, np.nan]),
              rtol=1e-05, atol=1e-08, equal_nan=False),
-          ex((2, 3), (3,), rtol=0.1, atol=0.0, equal_nan=True), ex(float, (2,))]
+          ex((2, 3), (3,), rtol=0.1, atol=0.0, equal_nan=True),
+          ex(float, (2,), rtol=1e-05, atol=1e-08, equal_nan=False)]
 _declare("isclose", "np.isclose({0}, {1}, rtol={rtol}, atol={atol}, equal_nan={equal_nan})",
          examples=_CLOSE)
 _declare("allclose", "np.allclose({0}, {1}, rtol={rtol}, atol={atol}, equal_nan={equal_nan})",
@@ -176,3 +177,15 @@ for _fn in (np.nonzero, np.flatnonzero, np.argwhere):
         _fn.__name__, "use a mask with a shape known when compiling instead: "
                       "np.where(cond, x, 0.0), or np.sum(x * cond)"))
 del _fn
+
+
+# -- bitwise operators: masks combined with ``&``, ``|``, ``^``, ``~`` ----------------------
+
+_BITS = [ex(np.array([True, False, True, False]), np.array([True, True, False, False])),
+         ex(np.array([[1, 6]]), np.array([3, 5]))]
+for _name, _op in (("bitwise_and", "&"), ("bitwise_or", "|"), ("bitwise_xor", "^")):
+    _declare(_name, f"{{0}} {_op} {{1}}", elementwise(_name), _BITS,
+             aliases=(getattr(np, _name),))
+_declare("invert", "~{0}", elementwise("invert"),
+         [ex(np.array([True, False])), ex(np.array([1, -2]))], aliases=(np.invert,))
+del _name, _op
