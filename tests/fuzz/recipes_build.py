@@ -1,0 +1,168 @@
+"""Recipes for the building helpers (ops/building.py) and the functions without a
+derivative (ops/predicates.py); see tests/fuzz/recipes.py for the conventions."""
+from __future__ import annotations
+
+from .recipes import Reject
+
+OPS = "ad_compiler.ops.operations."
+
+
+def _vec(g, min_len=1):
+    """A 1-d array of at least ``min_len`` elements."""
+    x = g.arr(max_nd=1)
+    if g.val(x).shape[0] < min_len:
+        raise Reject
+    return x
+
+
+def _append(g):
+    x = g.arr()
+    if g.coin():
+        return f"np.append({x}, {g.num()})"
+    return f"np.append({x}, {g.same_shape(x)}, axis={g.axis(x, allow_none=False)})"
+
+
+def _partition(g):
+    x = _vec(g, 2)
+    return f"np.partition({x}, {g.choice(['0', '1', '-1'])}) * {g.num()}"
+
+
+def _array_equal(g):
+    x = g.num()
+    return f"{g.num()} if np.array_equal({x}, {x} * 1.0) else {g.num()}"
+
+
+def _diff(fn):
+    def recipe(g):
+        x = g.arr()
+        axis = g.axis(x, allow_none=False)
+        extra = g.choice(["", f", prepend={g.lit()}", f", append={g.flt()}"])
+        n = g.choice(["1", "2"]) if g.val(x).shape[int(axis)] > 2 else "1"
+        return f"{fn}({x}, {n}, axis={axis}{extra})" if fn == "np.diff" \
+            else f"{fn}({x}, {n}, {axis})"
+    return recipe
+
+
+def _cross(fn):
+    def recipe(g):
+        x = g.arr()
+        if g.val(x).shape[-1] not in (2, 3) or fn != "np.cross" and g.val(x).shape[-1] != 3:
+            raise Reject
+        y = g.same_shape(x)
+        return f"{fn}({x}, {y})" if fn == "np.cross" else f"{fn}({x}, {y}, dim=-1)"
+    return recipe
+
+
+def _select(g):
+    x = g.num()
+    return (f"np.select([{x} > {g.lit()}, {g.num()} < {g.lit()}], [{g.partner(x)}, "
+            f"{g.num()}], {g.flt()})")
+
+
+def _gradient(g):
+    x = g.arr()
+    axis = g.axis(x, allow_none=False, length_over=2)
+    spacing = g.choice(["", f", {g.choice(['0.5', '2'])}"])
+    order = g.choice(["", ", edge_order=2"])
+    return f"np.gradient({x}{spacing}, axis={axis}{order})"
+
+
+def _linspace(fn):
+    def recipe(g):
+        a, b = g.num(), g.num()
+        if fn == "np.linspace":
+            return f"np.linspace({a}, {b}, {g.choice(['1', '4', '5'])}" \
+                f"{g.choice(['', ', endpoint=False'])})"
+        return f"ops.linspace({g.flt()}, {g.flt()}, 4)"
+    return recipe
+
+
+def _nondiff_mask(fmt):
+    """``np.where(<mask>, x, y)`` where ``fmt`` makes the mask from an operand."""
+    return lambda g: f"np.where({fmt.format(x=g.num(), lit=g.lit())}, {g.num()}, {g.num()})"
+
+
+def _order(fn):
+    def recipe(g):
+        x = _vec(g)
+        return f"{x}[{fn.format(x=x)}] * {g.num()}"
+    return recipe
+
+
+def _searchsorted(fn):
+    def recipe(g):
+        x = g.num()
+        return f"{x} * {fn.format(x=x)}"
+    return recipe
+
+
+RECIPES = {
+    "numpy.append": _append,
+    "numpy.diff": _diff("np.diff"),
+    OPS + "diff": _diff("ops.diff"),
+    "numpy.cross": _cross("np.cross"),
+    OPS + "cross": _cross("ops.cross"),
+    "numpy.select": _select,
+    OPS + "select": lambda g: f"ops.select({g.num()} > {g.lit()}, {g.num()}, {g.num()})",
+    "numpy.gradient": _gradient,
+    "numpy.linspace": _linspace("np.linspace"),
+    OPS + "linspace": _linspace("ops.linspace"),
+    "numpy.atleast_1d": lambda g: f"np.atleast_1d({g.num()})",
+    "numpy.atleast_2d": lambda g: f"np.atleast_2d({g.num()})",
+    "numpy.atleast_3d": lambda g: f"np.atleast_3d({g.num()})",
+    OPS + "atleast_1d": lambda g: f"ops.atleast_1d({g.num()})",
+    OPS + "atleast_2d": lambda g: f"ops.atleast_2d({g.num()})",
+    OPS + "atleast_3d": lambda g: f"ops.atleast_3d([{g.num()}])[0]",
+    "numpy.partition": _partition,
+    # tests and logical combinations: masks
+    "numpy.isnan": _nondiff_mask("np.isnan({x})"),
+    "numpy.isfinite": _nondiff_mask("np.isfinite({x})"),
+    "numpy.isinf": _nondiff_mask("np.isinf({x} * 1e308 * 10)"),
+    OPS + "isnan": _nondiff_mask("ops.isnan({x})"),
+    OPS + "isfinite": _nondiff_mask("ops.isfinite({x})"),
+    OPS + "isinf": _nondiff_mask("ops.isinf({x})"),
+    "numpy.isclose": _nondiff_mask("np.isclose({x}, {lit}, atol=0.3)"),
+    OPS + "isclose": _nondiff_mask("ops.isclose({x}, {lit}, atol=0.3)"),
+    "numpy.allclose": lambda g: f"{g.num()} if np.allclose({g.num()}, {g.lit()}, atol=0.5) "
+                                f"else {g.num()}",
+    "numpy.array_equal": _array_equal,
+    "numpy.logical_and": _nondiff_mask("np.logical_and({x} > 0, {x} < {lit})"),
+    "numpy.logical_or": _nondiff_mask("np.logical_or({x} > 0.5, {x} < {lit})"),
+    "numpy.logical_xor": _nondiff_mask("np.logical_xor({x} > 0, {x} < {lit})"),
+    "numpy.logical_not": _nondiff_mask("np.logical_not({x} > {lit})"),
+    OPS + "logical_and": _nondiff_mask("ops.logical_and({x} > 0, {x} < {lit})"),
+    OPS + "logical_or": _nondiff_mask("ops.logical_or({x} > 0.5, {x} < {lit})"),
+    OPS + "logical_xor": _nondiff_mask("ops.logical_xor({x} > 0, {x} < {lit})"),
+    OPS + "logical_not": _nondiff_mask("ops.logical_not({x} > {lit})"),
+    "numpy.bitwise_and": _nondiff_mask("np.bitwise_and({x} > 0, {x} < {lit})"),
+    "numpy.bitwise_or": _nondiff_mask("np.bitwise_or({x} > 0.5, {x} < {lit})"),
+    "numpy.bitwise_xor": _nondiff_mask("np.bitwise_xor({x} > 0, {x} < {lit})"),
+    "numpy.invert": _nondiff_mask("np.invert({x} > {lit})"),
+    # orderings and counts: integers used as indices and factors
+    "numpy.argsort": _order("np.argsort({x})"),
+    "method.argsort": _order("{x}.argsort()"),
+    OPS + "argsort": _order("ops.argsort({x}, descending=True)"),
+    "numpy.argpartition": _order("np.argpartition({x}, 0)"),
+    "method.argpartition": _order("{x}.argpartition(0)"),
+    "numpy.searchsorted": _searchsorted("np.searchsorted(np.array([-0.5, 0.0, 0.5]), {x})"),
+    "method.searchsorted": _searchsorted("np.array([-0.5, 0.0, 0.5]).searchsorted({x})"),
+    OPS + "searchsorted": _searchsorted("ops.searchsorted(np.array([-0.5, 0.5]), {x})"),
+    "numpy.count_nonzero": lambda g: f"{g.num()} * np.count_nonzero({g.num()} > 0)",
+    OPS + "count_nonzero": lambda g: f"{g.num()} * ops.count_nonzero({g.num()} > 0)",
+    # of constants only (computed when compiling)
+    "numpy.unique": lambda g: f"{g.num()} * np.unique(np.array([2.0, 1.0, 2.0]))[0]",
+    "numpy.nonzero": lambda g: f"{g.num()} * np.nonzero(np.array([0.0, 3.0]))[0][0]",
+    "numpy.flatnonzero": lambda g: f"{g.num()} * np.flatnonzero(np.array([0.0, 3.0]))[0]",
+    "numpy.argwhere": lambda g: f"{g.num()} * np.argwhere(np.array([0.0, 3.0]))[0, 0]",
+}
+
+_NONDIFF = ("isnan", "isfinite", "isinf", "isclose", "allclose", "array_equal", "logical_and",
+            "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+            "bitwise_xor", "invert", "argsort", "argpartition", "searchsorted",
+            "count_nonzero", "unique", "nonzero", "flatnonzero", "argwhere")
+_SHAPE = ("append", "diff", "cross", "select", "gradient", "linspace", "atleast_1d",
+          "atleast_2d", "atleast_3d", "partition")
+
+FEATURES = {**{f"numpy.{n}": "nondiff" for n in _NONDIFF},
+            **{f"method.{n}": "nondiff" for n in ("argsort", "argpartition", "searchsorted")},
+            **{f"numpy.{n}": "shape" for n in _SHAPE}}
