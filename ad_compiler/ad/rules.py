@@ -56,6 +56,8 @@ class Primitive:
     view: bool | Callable = False  # the result may share memory with input 0 (reshape ...);
     #                                a callable ``view(op) -> bool`` decides per op
     static: tuple = ()             # names of params, for documentation/validation
+    effect: bool = False           # reads and advances state outside the function
+    #                                (np.random): never folded, merged, hoisted or dropped
     family: str = ""
     _impl: Callable | None = None
     _defaults: dict | None = None
@@ -124,7 +126,7 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False, view=False, inplace=None) -> Primitive:
+              array_inputs=False, view=False, inplace=None, effect=False) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -140,6 +142,10 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     (reshape, transpose ...): such results are never written in place, and are
     copied before they are returned to a user.
 
+    ``effect=True`` says the op reads and advances state outside the function (the
+    global NumPy generator): the optimisation passes keep every such op, in place and
+    as often as the user's code runs it (see :func:`has_effect`).
+
     ``emit`` is normally a template string. For variadic primitives (``concat``)
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
     then ``impl`` must be given too.
@@ -149,7 +155,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     if callable(emit) and impl is None:
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
-                     array_inputs=array_inputs, view=view, _impl=impl, _inplace=inplace)
+                     array_inputs=array_inputs, view=view, _impl=impl, _inplace=inplace,
+                     effect=effect)
     PRIMITIVES[name] = prim
     for obj in aliases:
         register_lowering(obj, _direct_lowering(name))
@@ -222,6 +229,20 @@ def find_lowering(obj) -> Callable | None:
         return None
     lower = getattr(obj, "__ad_lower__", None)
     return lower if callable(lower) else None
+
+
+def has_effect(op) -> bool:
+    """Whether ``op`` must run exactly where and as often as written (``effect=True``)."""
+    prim = PRIMITIVES.get(op.prim)
+    return prim is not None and prim.effect
+
+
+def exact_type(value) -> bool:
+    """Whether ``value``'s type came from running NumPy itself (an infer rule marked
+    ``infer.exact = True``): a Python number there is what NumPy really returns."""
+    op = getattr(value, "producer", None)
+    prim = PRIMITIVES.get(op.prim) if op is not None else None
+    return prim is not None and getattr(prim.infer, "exact", False)
 
 
 def get(name: str) -> Primitive:

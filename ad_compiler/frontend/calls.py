@@ -121,9 +121,11 @@ class CallLifter:
         return tree_map(self._numpy_result, out) if _is_numpy(callee) else out
 
     def _numpy_result(self, v):
-        """A NumPy function never returns a Python number: of Python numbers it gives a
-        NumPy scalar (np.float64), which is strongly typed (NEP 50)."""
-        if isinstance(v, Value) and v.type.weak:
+        """A NumPy function rarely returns a Python number: of Python numbers it gives a
+        NumPy scalar (np.float64), which is strongly typed (NEP 50). The exceptions
+        (np.allclose, np.count_nonzero, np.random.uniform() ...) come from primitives
+        whose type rule runs NumPy itself (``rules.exact_type``): kept as they are."""
+        if isinstance(v, Value) and v.type.weak and not rules.exact_type(v):
             return self.b.npscalar(v, dtype=v.type.dtype)
         return v
 

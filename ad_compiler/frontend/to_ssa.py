@@ -63,6 +63,10 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def at_top_level(self) -> bool:
+        """Whether ops go to the function's own body (not into a loop's or branch's region)."""
+        return self.block is self._lifter.function.body
+
     def read_captured(self, state, owner) -> list:
         """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
         return self._lifter.adopt(state, owner)

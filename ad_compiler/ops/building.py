@@ -166,8 +166,12 @@ def lower_select(b, condlist, choicelist, default=0):
     (the last condition innermost), in NumPy's result dtype and broadcast shape."""
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
-    choices = [as_array(b, c) for c in [*choicelist, default]]
-    dtype = np.result_type(*(np.empty((), b.type_of(c).dtype) for c in choices))
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    # as NumPy: Python numbers stay weak for the result type, the rest are arrays
+    choices = [b.const(c) if type(c) in (int, float) else as_array(b, c)
+               for c in [*choicelist, default]]
+    dtype = np.result_type(*(_infer_sample(b, c) for c in choices))
     conds = [b.const(c) for c in condlist]
     for i, c in enumerate(conds):
         if b.type_of(c).dtype != np.bool_:

@@ -166,3 +166,40 @@ _SHAPE = ("append", "diff", "cross", "select", "gradient", "linspace", "atleast_
 FEATURES = {**{f"numpy.{n}": "nondiff" for n in _NONDIFF},
             **{f"method.{n}": "nondiff" for n in ("argsort", "argpartition", "searchsorted")},
             **{f"numpy.{n}": "shape" for n in _SHAPE}}
+
+
+# -- np.random inside the function: each draw seeds first, so plain Python, the compiled
+# code and the finite differences all see the same numbers -------------------------------
+
+def _draw(call, use="{x} * {r}"):
+    def recipe(g):
+        r = f"(np.random.seed({g.choice(['0', '1', '7'])}) or np.random.{call})"
+        x = g.num()
+        shape = getattr(g.val(x), "shape", ()) if x in g.env else ()
+        return use.format(x=x, r=r.replace("SHAPE", repr(tuple(shape)) if shape else "None"))
+    return recipe
+
+
+_DRAWS = {
+    "rand": _draw("rand()", "{x} * {r}"),
+    "randn": _draw("randn(3)", "np.sum({r}) * {x}"),
+    "random": _draw("random()", "{x} * {r}"),
+    "random_sample": _draw("random_sample(SHAPE)"),
+    "randint": _draw("randint(1, 4)"),
+    "normal": _draw("normal(0.5, 2.0, size=SHAPE)"),
+    "standard_normal": _draw("standard_normal(SHAPE)"),
+    "uniform": _draw("uniform(-1.0, 1.0)"),
+    "choice": _draw("choice(3)", "{x} * {r}"),
+    "permutation": _draw("permutation(4)", "{x} * np.sum({r} * np.arange(4.0))"),
+    "exponential": _draw("exponential(2.0, size=SHAPE)"),
+    "poisson": _draw("poisson(3.0)"),
+    "binomial": _draw("binomial(5, 0.5)"),
+    "beta": _draw("beta(2.0, 3.0, size=SHAPE)"),
+    "gamma": _draw("gamma(2.0, size=SHAPE)"),
+    "laplace": _draw("laplace(size=SHAPE)"),
+    "logistic": _draw("logistic(size=SHAPE)"),
+    "lognormal": _draw("lognormal(size=SHAPE)"),
+    "seed": _draw("rand()"),
+}
+RECIPES.update({f"numpy.random.{name}": recipe for name, recipe in _DRAWS.items()})
+FEATURES.update({f"numpy.random.{name}": "nondiff" for name in _DRAWS})
