@@ -21,7 +21,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, primitive, subscript
 from ..errors import UnsupportedOperationError
 from ..ir.core import Value
-from ._infer import normalize_axis, run_infer
+from ._infer import normalize_axis, run_infer, sample
 from .elementwise import tangent_sum
 from .indexing import lower_getitem, lower_setitem
 from .shape import concat_list, reshape_to, slice_along, transpose_to
@@ -190,9 +190,9 @@ def lower_select(b, condlist, choicelist, default=0):
 def _spacings(b, varargs, naxes):
     if not varargs:
         return [1.0] * naxes
-    if len(varargs) == 1 and np.ndim(_shape_probe(b, varargs[0])) == 0:
+    if len(varargs) == 1 and _ndim(b, varargs[0]) == 0:
         return list(varargs) * naxes
-    if len(varargs) == naxes and all(np.ndim(_shape_probe(b, v)) == 0 for v in varargs):
+    if len(varargs) == naxes and all(_ndim(b, v) == 0 for v in varargs):
         return list(varargs)
     if len(varargs) == naxes:
         raise UnsupportedOperationError(
@@ -201,9 +201,8 @@ def _spacings(b, varargs, naxes):
     raise TypeError("invalid number of arguments")
 
 
-def _shape_probe(b, v):
-    """Something with ``v``'s number of dimensions (a Value's own type, or ``v``)."""
-    return np.empty(b.type_of(v).shape) if isinstance(v, Value) else v
+def _ndim(b, v) -> int:
+    return b.type_of(v).ndim if isinstance(v, Value) else np.ndim(v)
 
 
 def _scale(b, factor, dx):
@@ -218,7 +217,7 @@ def _gradient_axis(b, f, ax, dx, edge_order):
                          "at least (edge_order + 1) elements are required.")
 
     def at(start, stop):
-        return slice_along(b, f, ax, start % (n + 1), stop % (n + 1))
+        return slice_along(b, f, ax, start, stop)
 
     twice = 2. * dx if not isinstance(dx, Value) else b.mul(b.const(2.), dx)
     inner = b.div(b.sub(at(2, n), at(0, n - 2)), b.const(twice)) if n > 2 else None
@@ -286,7 +285,7 @@ def lower_linspace(b, start, stop, num=50, endpoint=True, retstep=False, dtype=N
 
 
 def _infer_sample(b, v):
-    from ._infer import sample
+    """A one-element value of ``v``'s type (a Python number when weak), for result_type."""
     return sample(b.type_of(v))
 
 
