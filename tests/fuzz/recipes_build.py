@@ -29,7 +29,12 @@ def _partition(g):
 
 def _array_equal(g):
     x = g.num()
-    return f"{g.num()} if np.array_equal({x}, {x} * 1.0) else {g.num()}"
+    return f"{x} if np.array_equal({x}, {x} * 1.0) else {x} * 0.5"
+
+
+def _allclose(g):
+    x = g.num()
+    return f"{x} * 2.0 if np.allclose({x}, {g.lit()}, atol=0.5) else {x}"
 
 
 def _diff(fn):
@@ -123,8 +128,7 @@ RECIPES = {
     OPS + "isinf": _nondiff_mask("ops.isinf({x})"),
     "numpy.isclose": _nondiff_mask("np.isclose({x}, {lit}, atol=0.3)"),
     OPS + "isclose": _nondiff_mask("ops.isclose({x}, {lit}, atol=0.3)"),
-    "numpy.allclose": lambda g: f"{g.num()} if np.allclose({g.num()}, {g.lit()}, atol=0.5) "
-                                f"else {g.num()}",
+    "numpy.allclose": _allclose,
     "numpy.array_equal": _array_equal,
     "numpy.logical_and": _nondiff_mask("np.logical_and({x} > 0, {x} < {lit})"),
     "numpy.logical_or": _nondiff_mask("np.logical_or({x} > 0.5, {x} < {lit})"),
@@ -173,6 +177,8 @@ FEATURES = {**{f"numpy.{n}": "nondiff" for n in _NONDIFF},
 
 def _draw(call, use="{x} * {r}"):
     def recipe(g):
+        if g.depth:  # inside a loop or branch body: refused (a located error), not fuzzed
+            raise Reject
         r = f"(np.random.seed({g.choice(['0', '1', '7'])}) or np.random.{call})"
         x = g.num()
         shape = getattr(g.val(x), "shape", ()) if x in g.env else ()
