@@ -117,3 +117,7 @@ class InvalidOperandError(AdCompilerError, ValueError):
 
 class UnresolvedAttributeError(AdCompilerError, AttributeError):
     """An attribute the user's function reads does not exist on the object."""
+
+
+class GradCheckError(AdCompilerError, AssertionError):
+    """``check_grad``: a compiled derivative disagrees with central differences."""

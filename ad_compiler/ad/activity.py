@@ -4,7 +4,7 @@ A value is *varied* when it depends on a differentiated input through
 differentiable ops, and *useful* when a seeded output depends on it. Only values
 that are both get cotangents, so the adjoint does no work for constants,
 shapes, integer bookkeeping or outputs that are not differentiated
-(DESIGN principle 3).
+(the adjoint computes only what a gradient needs).
 """
 from __future__ import annotations
 

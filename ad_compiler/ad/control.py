@@ -10,7 +10,7 @@ loop is extended to stack its carried values at the start of every iteration
 ``for`` over the same iterations that reads that tape, recomputes the iteration
 and back-propagates through it, carrying the cotangents of the carried values and
 accumulating those of the values the body captures. Only the per-iteration inputs
-are stored (DESIGN principle 3); which recomputed values DCE keeps is decided by
+are stored (the adjoint keeps only what it needs); which recomputed values DCE keeps is decided by
 the usual passes.
 """
 from __future__ import annotations

@@ -55,6 +55,10 @@ def _push_tangent(b, op, tangents: dict) -> None:
     prim = rules.get(op.prim)
     if prim.nondiff:
         return
+    if prim.jvp is None:
+        raise UnsupportedOperationError(
+            f"forward mode (jvp, jacfwd) needs a jvp rule for '{op.prim}', which has none", op.loc,
+            "register one with ad_compiler.primitive(..., jvp=...), or use vjp or jacrev")
     with b.at(op.loc):
         t = prim.jvp(b, ins, op.result, *op.inputs, **op.params)
     if t is not None:

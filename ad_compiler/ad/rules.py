@@ -59,6 +59,7 @@ class Primitive:
     effect: bool = False           # reads and advances state outside the function
     #                                (np.random): never folded, merged, hoisted or dropped
     family: str = ""
+    globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     _impl: Callable | None = None
     _defaults: dict | None = None
     _inplace: dict | None = None
@@ -126,7 +127,8 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False, view=False, inplace=None, effect=False) -> Primitive:
+              array_inputs=False, view=False, inplace=None, globals=None,
+              effect=False) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -142,6 +144,10 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     (reshape, transpose ...): such results are never written in place, and are
     copied before they are returned to a user.
 
+    ``globals`` (optional): names the template uses besides ``np``, ``math`` and
+    ``rt``, with their objects (a user's function registered with
+    ``ad_compiler.primitive``); generated code that uses the primitive gets them.
+
     ``effect=True`` says the op reads and advances state outside the function (the
     global NumPy generator): the optimisation passes keep every such op, in place and
     as often as the user's code runs it (see :func:`has_effect`).
@@ -155,8 +161,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     if callable(emit) and impl is None:
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
-                     array_inputs=array_inputs, view=view, _impl=impl, _inplace=inplace,
-                     effect=effect)
+                     array_inputs=array_inputs, view=view, globals=dict(globals or {}),
+                     effect=effect, _impl=impl, _inplace=inplace)
     PRIMITIVES[name] = prim
     for obj in aliases:
         register_lowering(obj, _direct_lowering(name))
@@ -220,6 +226,23 @@ def find_subscript(obj) -> Callable | None:
     return hit[1] if hit is not None and hit[0] is obj else None
 
 
+#: id(obj) -> (obj, message, hint): functions refused on run-time values, and why
+REFUSALS: dict[int, tuple[Any, str, str]] = {}
+
+
+def refuse(obj, message: str, hint: str) -> None:
+    """Say why calls of ``obj`` on run-time values cannot compile (a located error);
+    on values known when compiling it still runs (if :func:`~ad_compiler.frontend.
+    statics.is_pure` lets it)."""
+    REFUSALS[id(obj)] = (obj, message, hint)
+
+
+def find_refusal(obj) -> tuple[str, str] | None:
+    """``(message, hint)`` registered with :func:`refuse` for ``obj``, or None."""
+    hit = REFUSALS.get(id(obj))
+    return hit[1:] if hit is not None and hit[0] is obj else None
+
+
 def find_lowering(obj) -> Callable | None:
     """The lowering registered for ``obj`` (by identity), or None."""
     hit = _LOWERINGS.get(id(obj))
@@ -277,7 +300,8 @@ def _array_inputs(impl: Callable) -> Callable:
 
 
 def template_globals() -> dict:
-    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime)."""
+    """The modules templates may name: ``np``, ``math``, and ``rt`` (ad_compiler.runtime);
+    a primitive's own ``globals`` come on top."""
     from .. import runtime
     return {"np": np, "math": math, "rt": runtime}
 

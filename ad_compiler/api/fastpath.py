@@ -17,6 +17,19 @@ import numpy as np
 from .state import indent, reader_code
 
 
+class _Miss:
+    """What a guard returns when its checks fail (no gradient returns it)."""
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+#: a module constant rather than the guard itself: a guard that returned itself
+#: would sit in a reference cycle (through its namespace), and what it holds (the
+#: differentiated function, the generated code) would wait for the cycle collector
+MISS = _Miss()
+
+
 def ndarray_signature(args):
     """The signature of ``args`` when every one is a plain ndarray or a Python float,
     else None."""
@@ -68,7 +81,7 @@ def _selected(entry, args):
 def guarded(key, fast, captured=None, owner=None):
     """``guard(args)``: the gradient when ``args`` have signature ``key`` (see
     :func:`ndarray_signature`) and the captured state is still what the code was
-    compiled for, else ``guard`` itself.
+    compiled for, else :data:`MISS`.
 
     ``fast`` is ``(generated function, bare)`` from :func:`fast_call`. A dtype is
     compared by identity (NumPy's built-in dtypes are singletons); an equal dtype
@@ -78,7 +91,7 @@ def guarded(key, fast, captured=None, owner=None):
     """
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
-    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner}
+    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS}
     checks = []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
@@ -88,19 +101,19 @@ def guarded(key, fast, captured=None, owner=None):
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
-    read, outs = reader_code(captured, namespace, "return guard") if captured else ("", [])
+    read, outs = reader_code(captured, namespace, "return MISS", strong_roots=True) if captured else ("", [])
     call = f"fn({', '.join(names + outs)})" + ("[0]" if bare else "")
     if read:
         read = ("        try:\n" + indent(read, 12)
-                + "        except Exception:\n            return guard\n")
+                + "        except Exception:\n            return MISS\n")
     # unpacking checks the number of inputs (no len() call: a try costs nothing)
-    take = (f"    try:\n        {unpack}\n    except ValueError:\n        return guard\n"
-            if names else "    if args:\n        return guard\n")
+    take = (f"    try:\n        {unpack}\n    except ValueError:\n        return MISS\n"
+            if names else "    if args:\n        return MISS\n")
     source = (f"def guard(args):\n"
               f"{take}"
               f"    if {' and '.join(checks) or 'True'}:\n"
               f"{read}"
               f"        return {call}\n"
-              f"    return guard\n")
+              f"    return MISS\n")
     exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
-    return namespace["guard"]
+    return namespace.pop("guard")  # not left in its own globals: no cycle

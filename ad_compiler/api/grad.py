@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
@@ -29,9 +30,15 @@ from ..frontend import owner_of
 from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
-from .fastpath import fast_call, guarded, ndarray_signature
+from .fastpath import MISS, fast_call, guarded, ndarray_signature
 from .signature import flatten, signature
 from .state import current_entry, next_serial
+
+
+#: ``grad_position``: one input position, several, or None (weights only)
+Positions = Union[int, tuple[int, ...], None]
+#: ``weights``: one Parameter, a list/tuple/ParameterTuple of them, or None
+Weights = Union[Any, Sequence[Any], None]
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class Config:
 
 def _miss(args):
     """The guarded call before any: it never matches (see fastpath.guarded)."""
-    return _miss
+    return MISS
 
 
 class GradFunction:
@@ -112,7 +119,7 @@ class GradFunction:
         if not kwargs:
             hot = self._hot
             out = hot(args)
-            if out is not hot:  # the guard returns itself when the signature differs
+            if out is not MISS:  # what a guard returns when the signature differs
                 return out
             key = ndarray_signature(args)
             if key is not None:
@@ -120,7 +127,7 @@ class GradFunction:
                 if guard is not None:  # another signature seen before: it becomes the hot one
                     self._hot = guard
                     out = guard(args)
-                    if out is not guard:  # (an equal dtype of another identity misses it)
+                    if out is not MISS:  # (an equal dtype of another identity misses it)
                         return out
         return self._call(args, kwargs)
 
@@ -197,7 +204,8 @@ class GradOperation:
         (array([3.]), array([2.]))
     """
 
-    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
         for name, v in (("get_all", get_all), ("get_by_list", get_by_list),
                         ("sens_param", sens_param)):
             _check_bool(name, v)
@@ -210,7 +218,7 @@ class GradOperation:
         refuse_local(fn)
         return self(fn, parameters_of(b, weights))
 
-    def __call__(self, fn, weights=None):
+    def __call__(self, fn: Callable[..., Any], weights: Weights = None) -> GradFunction:
         if not self.get_by_list:
             weights = None
         config = self._config
@@ -273,7 +281,9 @@ class _Decorating:
 _DECORATING = _Decorating()
 
 
-def grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False, return_ids=False):
+def grad(fn: Callable[..., Any] = _DECORATING, grad_position: Positions = 0,
+         weights: Weights = None, has_aux: bool = False,
+         return_ids: bool = False) -> Callable[..., Any]:
     """The gradient function of ``fn`` w.r.t. the inputs at ``grad_position`` and ``weights``.
 
     Also a decorator: ``@grad`` or ``@grad(grad_position=(0, 1))``.
@@ -299,8 +309,9 @@ def grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False, return_id
     return GradFunction(fn, config, weights)
 
 
-def value_and_grad(fn=_DECORATING, grad_position=0, weights=None, has_aux=False,
-                   return_ids=False):
+def value_and_grad(fn: Callable[..., Any] = _DECORATING, grad_position: Positions = 0,
+                   weights: Weights = None, has_aux: bool = False,
+                   return_ids: bool = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(value, grads)``; value is ``fn``'s output.
 
     Example:

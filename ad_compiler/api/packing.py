@@ -4,7 +4,7 @@ The generated function returns a flat tuple: the forward outputs (when the
 value or aux is needed), then the input gradients leaf by leaf in the order of
 the selected positions, then the gradients of the weights the function reads.
 This module checks ``sens`` against the output and packs that flat tuple into
-the structure SPEC.md gives, converting each gradient to its input's type.
+the structure MindSpore gives (docs/api.md), converting each gradient to its input's type.
 """
 from __future__ import annotations
 

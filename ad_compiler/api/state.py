@@ -109,11 +109,17 @@ def changed_read(state, owner):
     return None if k is None else state.reads[k]
 
 
-def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
+def reader_code(state, ns: dict, fail: str, strong_roots: bool = False) -> tuple[str, list[str]]:
     """The statements that read and check ``state`` (running ``fail`` when a check
     fails, with ``{k}`` replaced by the index of the read; exceptions are the
     caller's to catch) and the expressions of the captured arrays. The objects they
-    use are put in ``ns``; ``owner`` must be defined."""
+    use are put in ``ns``; ``owner`` must be defined.
+
+    ``strong_roots``: the code holds its weakly held roots (the differentiated
+    function, objects whose attributes it reads) strongly, saving a weak
+    reference's call per root; for code that lives no longer than the roots'
+    owner (the fast path's guard lives in the gradient function, which holds
+    the differentiated function anyway)."""
     ns.update(ndarray=np.ndarray, MethodType=types.MethodType, matches=matches)
     body = []
     if state.epoch is not None:
@@ -124,6 +130,10 @@ def reader_code(state, ns: dict, fail: str) -> tuple[str, list[str]]:
     for k, read in enumerate(state.reads):
         if read.parent is None and isinstance(read.step[-1], Strong):
             names[id(read)] = _held(ns, f"r{k}", read.step[1])  # a dict or a cell: no check
+            continue
+        if (read.parent is None and strong_roots and read.step[0] == "held"
+                and read.step[1]() is not None):
+            names[id(read)] = _held(ns, f"r{k}", Strong(read.step[1]()))
             continue
         name = names[id(read)] = f"v{k}"
         body.append(f"{name} = {_access(read, names, ns, k)}")

@@ -8,6 +8,7 @@ or pass nothing and a few common shapes are tried in turn.
 from __future__ import annotations
 
 import re
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,7 +17,8 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_real
-from .grad import Config, GradFunction, _check_bool, _check_positions, check_callable
+from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
+                   check_callable)
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
@@ -79,7 +81,9 @@ def compiled_entry(fn, *args, grad_position=0, weights=None, sens_param=False, h
                               " or --args 'f32[2,3]'\n" + "\n".join(errors))
 
 
-def adjoint_source(fn, *args, grad_position=0, weights=None, sens_param=False, has_aux=False):
+def adjoint_source(fn: Callable[..., Any], *args: Any, grad_position: Positions = 0,
+                   weights: Weights = None, sens_param: bool = False,
+                   has_aux: bool = False) -> str:
     """The generated Python source of ``fn``'s gradient (see :func:`compiled_entry`).
 
     Example:
@@ -93,7 +97,7 @@ def adjoint_source(fn, *args, grad_position=0, weights=None, sens_param=False, h
                           sens_param=sens_param, has_aux=has_aux).compiled.source
 
 
-def adjoint_ir(fn, *args, **config) -> str:
+def adjoint_ir(fn: Callable[..., Any], *args: Any, **config: Any) -> str:
     """The optimised adjoint IR of ``fn``'s gradient, as text."""
     return str(compiled_entry(fn, *args, **config).ir)
 
@@ -121,7 +125,7 @@ def _split_aux(out, has_aux: bool):
     return out[0], (aux[0] if len(aux) == 1 else tuple(aux))
 
 
-def vjp(fn, *inputs, has_aux=False):
+def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
     """``(out, vjp_fn)``: ``fn``'s output and the function ``v -> gradients of all inputs``.
 
     ``vjp_fn(v)`` always returns a tuple, one gradient per input; ``v`` has the
@@ -180,7 +184,7 @@ def compiled_of(ir):
     return compile_function(ir)
 
 
-def jvp(fn, inputs, v, has_aux=False):
+def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> tuple:
     """``(out, jvp_out)``: ``fn``'s output and its directional derivative along ``v``.
 
     ``inputs`` and ``v`` are one value or tuples of the same structure. With
@@ -283,7 +287,8 @@ def _jacobian(columns, out_shape, in_shape):
         np.zeros(out_shape + in_shape)
 
 
-def jacrev(fn, grad_position=0, has_aux=False):
+def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` w.r.t. the inputs at ``grad_position``, by reverse mode.
 
     The Jacobian of an output of shape O w.r.t. an input of shape I has shape O + I;
@@ -320,7 +325,8 @@ def jacrev(fn, grad_position=0, has_aux=False):
     return jacobian
 
 
-def jacfwd(fn, grad_position=0, has_aux=False):
+def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` w.r.t. the inputs at ``grad_position``, by forward mode.
 
     Same result structure as :func:`jacrev`.

@@ -89,6 +89,9 @@ class EmitContext:
         self.fn = fn
         self.comments = comments
         self.namespace: dict = rules.template_globals()
+        for op in fn.body.walk():  # names a primitive's template uses (a user's function)
+            if op.prim in rules.PRIMITIVES:
+                self.namespace.update(rules.PRIMITIVES[op.prim].globals)
         self._ns = Namespace(taken=self.namespace)
         self._names: dict[int, str] = {}
         self._entries: dict[int, str] = {}

@@ -35,7 +35,7 @@ Contract (used by the API layer):
 """
 from __future__ import annotations
 
-from .custom import call_with_bprop, has_bprop
+from .custom import call_with_rule, has_bprop, rule_of
 
 import inspect
 from dataclasses import dataclass
@@ -91,6 +91,8 @@ def owner_of(fn):
         return None
     if is_cell(fn):
         return None if has_bprop(fn) else fn
+    if rule_of(fn) is not None:
+        return None
     return fn.__self__ if inspect.ismethod(fn) else None
 
 
@@ -121,9 +123,10 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
     if lower is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return lower(lifter.b, *values)
-    if is_cell(fn) and has_bprop(fn):
+    rule = rule_of(fn)
+    if rule is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
-        return call_with_bprop(lifter, fn, values, {})
+        return call_with_rule(lifter, rule, values, {})
     if is_cell(fn):
         return _lift_function(lifter, construct_of(fn), specs, fn)
     if inspect.ismethod(fn):

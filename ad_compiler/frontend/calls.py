@@ -20,7 +20,7 @@ user's call, naming the callee and what to write instead.
 """
 from __future__ import annotations
 
-from .custom import call_with_bprop, has_bprop
+from .custom import CellRule, call_with_rule, has_bprop, rule_of
 
 import builtins
 import inspect
@@ -53,7 +53,7 @@ class CallLifter:
     """Mixin of :class:`~.to_ssa.Lifter`: the ``Call`` visitor and its handlers."""
 
     HANDLERS = ("call_ignored", "call_super", "call_method", "call_frontend", "call_builtin",
-                "call_static", "call_lowering", "call_cell", "call_local", "call_python",
+                "call_static", "call_custom", "call_lowering", "call_cell", "call_local", "call_python",
                 "call_structural")
 
     def eval_Call(self, node):
@@ -129,11 +129,18 @@ class CallLifter:
             return self.b.npscalar(v, dtype=v.type.dtype)
         return v
 
+    def call_custom(self, callee, args, kwargs):
+        """A function made by ``ms.custom_vjp``: its call carries its own adjoint."""
+        from ..api.custom_rules import CustomVJP
+        if not isinstance(callee, CustomVJP):
+            return NOT_HANDLED
+        return call_with_rule(self, rule_of(callee), args, kwargs)
+
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
             return NOT_HANDLED
         if has_bprop(callee):  # its own adjoint replaces the derived one
-            return call_with_bprop(self, callee, args, kwargs)
+            return call_with_rule(self, CellRule(callee), args, kwargs)
         construct = construct_of(callee)
         return self.inline_function(construct, [callee, *args], kwargs,
                                     name=f"{type(callee).__name__}.construct", owner=callee)
@@ -215,6 +222,9 @@ def unsupported_call(callee) -> UnsupportedOperationError:
     name = describe(callee)
     if not callable(callee):
         return UnsupportedOperationError(f"{type(callee).__name__} object is not callable")
+    refusal = rules.find_refusal(callee)
+    if refusal is not None:
+        return UnsupportedOperationError(refusal[0], hint=refusal[1])
     if _is_numeric_library(callee):
         return no_rule_yet(name, pure=is_pure(callee))
     if is_pure(callee) or is_structural(callee, ()):

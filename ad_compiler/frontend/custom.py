@@ -1,11 +1,16 @@
-"""Cells with a ``bprop`` method: their calls become one ``bprop_call`` op.
+"""Calls with their own adjoint: a Cell with ``bprop``, a function made by
+``ms.custom_vjp``. Each call becomes one ``bprop_call`` op.
 
-The op's region is the inlined ``construct`` (its arguments stand for the call's
-dynamic inputs); reverse mode then uses the Cell's own ``bprop`` instead of
-differentiating the region (ad/custom.py). Static arguments are passed to
-``construct`` as they are.
+The op's region is the inlined forward code (``construct``, or the custom
+function's ``fwd``), its arguments standing for the call's dynamic inputs.
+Reverse mode then uses the rule's own backward function instead of
+differentiating the region (ad/custom.py). Static arguments are passed as they
+are. A ``custom_vjp`` call's region also yields the residuals ``fwd`` returns,
+as extra results after the outputs, for ``bwd`` to read.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..ir.core import Block, Op, Value
 
@@ -14,42 +19,128 @@ def has_bprop(cell) -> bool:
     return callable(getattr(type(cell), "bprop", None))
 
 
-def _values(tree, out: list) -> None:
+@dataclass(frozen=True, eq=False)
+class CellRule:
+    """``cell(...)``: forward is ``construct``; backward ``cell.bprop(*inputs, out, dout)``."""
+    cell: object
+
+    @property
+    def name(self) -> str:
+        return f"{type(self.cell).__name__}.bprop"
+
+    def forward(self, lifter, args, kwargs):
+        result = lifter.inline_function(type(self.cell).construct, [self.cell, *args], kwargs,
+                                        name=f"{type(self.cell).__name__}.construct",
+                                        owner=self.cell)
+        return result, ()
+
+    def __repr__(self) -> str:
+        return f"bprop of {type(self.cell).__name__}"
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionRule:
+    """``f(...)`` for ``f = ms.custom_vjp(fn)``: forward is ``fwd`` (its output and
+    residuals); backward ``bwd(residuals, g)``."""
+    custom: object
+
+    @property
+    def name(self) -> str:
+        return f"{self.custom.__name__}'s bwd"
+
+    def forward(self, lifter, args, kwargs):
+        from ..errors import UnsupportedOperationError
+        pair = lifter.inline_function(self.custom.fwd, list(args), kwargs)
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise UnsupportedOperationError(
+                f"the fwd of {self.custom.__name__} must return a pair (output, residuals)",
+                hint="return out, (values bwd needs)")
+        return pair
+
+    def __repr__(self) -> str:
+        return f"custom_vjp of {self.custom.__name__}"
+
+
+def rule_of(callee):
+    """The adjoint rule of ``callee``'s calls, or None for an ordinary callable."""
+    from ..api.custom_rules import CustomVJP
+    from .resolve import is_cell
+    if isinstance(callee, CustomVJP):
+        return FunctionRule(callee.checked())
+    if is_cell(callee) and has_bprop(callee):
+        return CellRule(callee)
+    return None
+
+
+def values_of(tree, out: list) -> None:
+    """Append the IR values in ``tree`` (tuples, lists, dicts), depth first."""
     if isinstance(tree, Value):
         out.append(tree)
     elif isinstance(tree, (tuple, list)):
         for t in tree:
-            _values(t, out)
+            values_of(t, out)
     elif isinstance(tree, dict):
         for t in tree.values():
-            _values(t, out)
+            values_of(t, out)
 
 
-def _replace(tree, mapping: dict):
+def replace_values(tree, mapping: dict):
+    """``tree`` with each value ``v`` replaced by ``mapping[id(v)]`` (when there)."""
     if isinstance(tree, Value):
         return mapping.get(id(tree), tree)
     if isinstance(tree, (tuple, list)):
-        return type(tree)(_replace(t, mapping) for t in tree)
+        return type(tree)(replace_values(t, mapping) for t in tree)
     if isinstance(tree, dict):
-        return {k: _replace(t, mapping) for k, t in tree.items()}
+        return {k: replace_values(t, mapping) for k, t in tree.items()}
     return tree
 
 
-def call_with_bprop(lifter, cell, args, kwargs):
-    """Lift ``cell(*args, **kwargs)`` as a ``bprop_call`` op; returns its result tree."""
+def call_with_rule(lifter, rule, args, kwargs):
+    """Lift a call with its own adjoint ``rule`` as a ``bprop_call`` op; returns its
+    result tree."""
     inputs: list = []
-    _values((args, kwargs), inputs)
+    values_of((args, kwargs), inputs)
     region = Block(args=[Value(v.type, v.hint) for v in inputs])
     inner = {id(v): a for v, a in zip(inputs, region.args)}
     with lifter.b.inside(region):
-        result = lifter.inline_function(type(cell).construct,
-                                        [cell, *_replace(list(args), inner)],
-                                        _replace(dict(kwargs), inner),
-                                        name=f"{type(cell).__name__}.construct", owner=cell)
+        result, residuals = rule.forward(lifter, replace_values(list(args), inner),
+                                         replace_values(dict(kwargs), inner))
+        residuals = _as_values(lifter.b, residuals)
     outputs: list = []
-    _values(result, outputs)
-    region.results = outputs
-    results = [Value(o.type, o.hint) for o in outputs]
-    lifter.b.add_op(Op("bprop_call", list(inputs), {"cell": cell}, results, [region],
-                       lifter.b.loc))
-    return _replace(result, {id(o): r for o, r in zip(outputs, results)})
+    values_of(result, outputs)
+    saved: list = []
+    values_of(residuals, saved)
+    region.results = outputs + saved
+    results = [Value(o.type, o.hint) for o in region.results]
+    by_inner = {id(o): r for o, r in zip(region.results, results)}
+    # the structures, with positions instead of values (params are not renamed when
+    # the IR is cloned): an argument's values are inputs, the residuals results
+    params = {"rule": rule, "n_out": len(outputs),
+              "args": _positions(list(args), {id(v): k for k, v in enumerate(inputs)}),
+              "residuals": _positions(residuals, {id(v): len(outputs) + k
+                                                  for k, v in enumerate(saved)})}
+    lifter.b.add_op(Op("bprop_call", list(inputs), params, results, [region], lifter.b.loc))
+    return replace_values(result, by_inner)
+
+
+@dataclass(frozen=True)
+class At:
+    """A position in an op's inputs (or results) where a structure holds a value."""
+    index: int
+
+
+def _positions(tree, index: dict):
+    if isinstance(tree, Value):
+        return At(index[id(tree)])
+    if isinstance(tree, (tuple, list)):
+        return tuple(_positions(t, index) for t in tree)
+    return tree if tree is None else None  # a static argument: no gradient
+
+
+def _as_values(b, tree):
+    """Residuals as IR values (a Python number ``fwd`` saves becomes a constant)."""
+    if isinstance(tree, (tuple, list)):
+        return tuple(_as_values(b, t) for t in tree)
+    if isinstance(tree, Value) or tree is None:
+        return tree
+    return b.const(tree)

@@ -109,7 +109,7 @@ class Builder:
         """``ct`` reduced (un-broadcast) and cast to the type of ``like``.
 
         Resolved at compile time: emits nothing when the types already agree.
-        Used by every VJP of a broadcasting primitive (DESIGN principle 4).
+        Used by every VJP of a broadcasting primitive (broadcasting is resolved at compile time).
         """
         return fit(self, ct, self.type_of(like))
 

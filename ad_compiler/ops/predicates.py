@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad.rules import ex, lowering, method, primitive
+from ..ad.rules import ex, lowering, method, primitive, refuse
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._infer import elementwise, normalize_axis, run_infer
@@ -157,25 +157,16 @@ def lower_count_nonzero(b, a, axis=None, *, keepdims=False):
     return b.emit("count_nonzero", x, axis=axis, keepdims=bool(keepdims))
 
 
-# -- result lengths that depend on the data --------------------------------------------
+# -- result lengths that depend on the data: refused on run-time values ------------------
 
-def _data_dependent(name, hint):
-    def lower(b, *args, **kwargs):
-        raise UnsupportedOperationError(
-            f"np.{name} of an array computed in the function: the length of its result "
-            "depends on the values, which are known only when the function runs",
-            hint=hint)
-    lower.__name__ = f"lower_{name}"
-    return lower
-
-
-lowering(np.unique)(_data_dependent(
-    "unique", "np.unique works on constants only: compute it outside the function and pass "
-              "it in, or keep it on arrays that do not depend on the arguments"))
+_DATA_LENGTH = ("of an array computed in the function: the length of its result depends on "
+                "the values, which are known only when the function runs")
+refuse(np.unique, f"np.unique {_DATA_LENGTH}",
+       "np.unique works on constants only: compute it outside the function and pass it in")
 for _fn in (np.nonzero, np.flatnonzero, np.argwhere):
-    lowering(_fn)(_data_dependent(
-        _fn.__name__, "use a mask with a shape known when compiling instead: "
-                      "np.where(cond, x, 0.0), or np.sum(x * cond)"))
+    refuse(_fn, f"np.{_fn.__name__} {_DATA_LENGTH}",
+           "use a mask with a shape known when compiling instead: np.where(cond, x, 0.0), "
+           "or np.sum(x * cond)")
 del _fn
 
 

@@ -13,7 +13,7 @@ type. Before/after::
 A broadcasting elementwise op (add, mul, ...) does not need an operand
 broadcast beforehand: ``mul(broadcast_to(%c, (3,)), %y)`` becomes ``mul(%c, %y)``
 whenever NumPy's own broadcasting gives the same result type (VJPs of sums and
-means produce such ``broadcast_to``/``reshape`` chains; DESIGN principle 4).
+means produce such ``broadcast_to``/``reshape`` chains).
 
 A ``copy`` is its input: IR values are never written, so the copies that give
 the frontend a new array object (``y.copy()``, ``np.array(y)``) are free;

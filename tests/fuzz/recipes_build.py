@@ -153,17 +153,12 @@ RECIPES = {
     OPS + "searchsorted": _searchsorted("ops.searchsorted(np.array([-0.5, 0.5]), {x})"),
     "numpy.count_nonzero": lambda g: f"{g.num()} * np.count_nonzero({g.num()} > 0)",
     OPS + "count_nonzero": lambda g: f"{g.num()} * ops.count_nonzero({g.num()} > 0)",
-    # of constants only (computed when compiling)
-    "numpy.unique": lambda g: f"{g.num()} * np.unique(np.array([2.0, 1.0, 2.0]))[0]",
-    "numpy.nonzero": lambda g: f"{g.num()} * np.nonzero(np.array([0.0, 3.0]))[0][0]",
-    "numpy.flatnonzero": lambda g: f"{g.num()} * np.flatnonzero(np.array([0.0, 3.0]))[0]",
-    "numpy.argwhere": lambda g: f"{g.num()} * np.argwhere(np.array([0.0, 3.0]))[0, 0]",
 }
 
 _NONDIFF = ("isnan", "isfinite", "isinf", "isclose", "allclose", "array_equal", "logical_and",
             "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
             "bitwise_xor", "invert", "argsort", "argpartition", "searchsorted",
-            "count_nonzero", "unique", "nonzero", "flatnonzero", "argwhere")
+            "count_nonzero")
 _SHAPE = ("append", "diff", "cross", "select", "gradient", "linspace", "atleast_1d",
           "atleast_2d", "atleast_3d", "partition")
 
