@@ -247,9 +247,8 @@ def unsupported_call(callee) -> UnsupportedOperationError:
              "rule, or compute the value outside the function and pass it in")
 
 
-_ADDING_A_RULE = ("write it with functions that have one (see 'Which code can be "
-                  "differentiated' in docs/api.md), wrap it in a Cell with a bprop, or "
-                  "declare a primitive for it (docs/ir.md, 'Adding a primitive')")
+_ADDING_A_RULE = ("write it with functions that have one (docs/primitives.md lists them), "
+                  "or register a rule for it with ad_compiler.primitive (docs/extending.md)")
 
 
 def no_rule_yet(name: str, pure: bool) -> UnsupportedOperationError:
