@@ -235,7 +235,8 @@ def test_value_and_gradient(fn, x):
 
 @pytest.mark.parametrize("fn, x", [(append_axis, M23), (diff_n2_prepend, V4), (cross3, M23),
                                    (select, V4), (gradient_2d, M34), (linspace_ends, V4),
-                                   (partition, V4), (r_concat, V4), (c_columns, V4)],
+                                   (partition, V4), (r_concat, V4), (c_columns, V4),
+                                   (nested_array, V4), (masks_and_logic, V4)],
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_float32_stays_float32(fn, x):
     with warnings.catch_warnings():
@@ -292,3 +293,22 @@ def test_located_refusals(tmp_path, source, message):
         ms.grad(module.f)(V4)
     text = str(info.value)
     assert message in text and "refused.py:5" in text
+
+
+def gradient_traced_spacing(x, s):
+    return np.sum(np.gradient(x ** 2, s) ** 2) + np.sum(np.gradient(x, s, edge_order=2))
+
+
+def linspace_float_ends(a, b):
+    return np.sum(np.linspace(a, b, 4) ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [(gradient_traced_spacing, (V4, 0.7)),
+                                      (linspace_float_ends, (0.3, 1.7))],
+                         ids=["gradient_traced_spacing", "linspace_float_ends"])
+def test_gradient_with_respect_to_python_float_arguments(fn, args):
+    value, grads = ms.value_and_grad(fn, grad_position=(0, 1))(*args)
+    assert value == fn(*args)
+    h = 1e-6
+    second = (fn(args[0], args[1] + h) - fn(args[0], args[1] - h)) / (2 * h)
+    np.testing.assert_allclose(grads[1], second, rtol=1e-6)
