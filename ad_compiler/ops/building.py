@@ -23,7 +23,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.core import Value
 from ._infer import normalize_axis, run_infer, sample
 from .elementwise import tangent_sum
-from .indexing import lower_getitem, lower_setitem
+from .indexing import _known as known_value, lower_getitem, lower_setitem
 from .shape import concat_list, reshape_to, slice_along, transpose_to
 
 F = "building"
@@ -187,18 +187,36 @@ def lower_select(b, condlist, choicelist, default=0):
 
 # -- gradient -------------------------------------------------------------------------------
 
-def _spacings(b, varargs, naxes):
+def _spacings(b, f, axes, varargs):
+    """One spacing per axis: a number (or a run-time scalar), or the differences of
+    coordinates known when compiling (a number again when they are even), as NumPy."""
     if not varargs:
-        return [1.0] * naxes
+        return [1.0] * len(axes)
     if len(varargs) == 1 and _ndim(b, varargs[0]) == 0:
-        return list(varargs) * naxes
-    if len(varargs) == naxes and all(_ndim(b, v) == 0 for v in varargs):
-        return list(varargs)
-    if len(varargs) == naxes:
+        return list(varargs) * len(axes)
+    if len(varargs) != len(axes):
+        raise TypeError("invalid number of arguments")
+    return [v if _ndim(b, v) == 0 else _coordinate_steps(b, v, b.type_of(f).shape[ax])
+            for ax, v in zip(axes, varargs)]
+
+
+def _coordinate_steps(b, coords, length):
+    if isinstance(coords, Value):
+        coords = known_value(coords)
+    if coords is None:
         raise UnsupportedOperationError(
-            "np.gradient with coordinate arrays (non-uniform spacing) is not supported",
-            hint="pass one scalar spacing per axis (np.gradient(f, dx) or (f, dx, dy))")
-    raise TypeError("invalid number of arguments")
+            "np.gradient with coordinates computed in the function is not supported",
+            hint="pass coordinates known when compiling, or a scalar spacing")
+    distances = np.asanyarray(coords)
+    if distances.ndim != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if len(distances) != length:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    if np.issubdtype(distances.dtype, np.integer):
+        distances = distances.astype(np.float64)
+    steps = np.diff(distances)
+    return steps[0] if (steps == steps[0]).all() else steps
 
 
 def _ndim(b, v) -> int:
@@ -219,24 +237,55 @@ def _gradient_axis(b, f, ax, dx, edge_order):
     def at(start, stop):
         return slice_along(b, f, ax, start, stop)
 
+    if isinstance(dx, np.ndarray):
+        return _uneven_axis(b, at, ax, n, dx, edge_order)
     twice = 2. * dx if not isinstance(dx, Value) else b.mul(b.const(2.), dx)
     inner = b.div(b.sub(at(2, n), at(0, n - 2)), b.const(twice)) if n > 2 else None
     if edge_order == 1:
         first = b.div(b.sub(at(1, 2), at(0, 1)), b.const(dx))
         last = b.div(b.sub(at(n - 1, n), at(n - 2, n - 1)), b.const(dx))
     else:
-        def combo(coefs, starts):
-            terms = [b.mul(b.const(_scale(b, c, dx)), at(s, s + 1)) for c, s in zip(coefs, starts)]
-            return b.add(b.add(terms[0], terms[1]), terms[2])
-        first = combo((-1.5, 2., -0.5), (0, 1, 2))
-        last = combo((0.5, -2., 1.5), (n - 3, n - 2, n - 1))
+        first = _combine(b, [_scale(b, c, dx) for c in (-1.5, 2., -0.5)],
+                         [at(0, 1), at(1, 2), at(2, 3)])
+        last = _combine(b, [_scale(b, c, dx) for c in (0.5, -2., 1.5)],
+                        [at(n - 3, n - 2), at(n - 2, n - 1), at(n - 1, n)])
     return concat_list(b, [p for p in (first, inner, last) if p is not None], ax)
+
+
+def _combine(b, coefs, parts):
+    """``a * f0 + b * f1 + c * f2`` with NumPy's order of operations."""
+    terms = [b.mul(b.const(c), p) for c, p in zip(coefs, parts)]
+    return b.add(b.add(terms[0], terms[1]), terms[2])
+
+
+def _uneven_axis(b, at, ax, n, dx, edge_order):
+    """np.gradient along ``ax`` with uneven steps ``dx`` (NumPy's formulas)."""
+    dx1, dx2 = dx[:-1], dx[1:]
+    shape = [1] * b.type_of(at(0, 1)).ndim
+    shape[ax] = -1
+    inner = _combine(b, [(-dx2 / (dx1 * (dx1 + dx2))).reshape(shape),
+                         ((dx2 - dx1) / (dx1 * dx2)).reshape(shape),
+                         (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)],
+                     [at(0, n - 2), at(1, n - 1), at(2, n)])
+    if edge_order == 1:
+        first = b.div(b.sub(at(1, 2), at(0, 1)), b.const(dx[0]))
+        last = b.div(b.sub(at(n - 1, n), at(n - 2, n - 1)), b.const(dx[-1]))
+    else:
+        d1, d2 = dx[0], dx[1]
+        first = _combine(b, [-(2. * d1 + d2) / (d1 * (d1 + d2)), (d1 + d2) / (d1 * d2),
+                             -d1 / (d2 * (d1 + d2))], [at(0, 1), at(1, 2), at(2, 3)])
+        d1, d2 = dx[-2], dx[-1]
+        last = _combine(b, [d2 / (d1 * (d1 + d2)), -(d2 + d1) / (d1 * d2),
+                            (2. * d2 + d1) / (d2 * (d1 + d2))],
+                        [at(n - 3, n - 2), at(n - 2, n - 1), at(n - 1, n)])
+    return concat_list(b, [first, inner, last], ax)
 
 
 @lowering(np.gradient)
 def lower_gradient(b, f, *varargs, axis=None, edge_order=1):
-    """``np.gradient`` with uniform spacing: central differences inside, one-sided
-    (first or second order) at the edges; one array per axis (a tuple for several)."""
+    """``np.gradient``: central differences inside, one-sided (first or second order)
+    at the edges, with a spacing per axis (a number, a run-time scalar, or coordinates
+    known when compiling); one array per axis (a tuple for several)."""
     x = as_array(b, f)
     t = b.type_of(x)
     if edge_order not in (1, 2):
@@ -247,7 +296,7 @@ def lower_gradient(b, f, *varargs, axis=None, edge_order=1):
     if t.dtype.kind in "iu":
         x = b.cast(x, dtype=np.dtype(np.float64))
     outs = []
-    for ax, dx in zip(axes, _spacings(b, varargs, len(axes))):
+    for ax, dx in zip(axes, _spacings(b, x, axes, varargs)):
         out = _gradient_axis(b, x, ax, dx, edge_order)
         outs.append(out if b.type_of(out).dtype == otype else b.cast(out, dtype=otype))
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -99,6 +99,16 @@ def gradient_axis(x):
     return np.sum(np.gradient(x ** 3, axis=1) * np.arange(3.0))
 
 
+def gradient_uneven(x):
+    return np.sum(np.gradient(x ** 2, np.array([0.0, 0.5, 1.5, 1.7])) ** 2)
+
+
+def gradient_uneven_edge2(x):
+    gy, gx = np.gradient(np.sin(x), np.array([0.0, 1.0, 3.0]), [0.0, 0.5, 1.5, 1.7],
+                         edge_order=2)
+    return np.sum(gy * gx)
+
+
 def linspace_ends(x):
     return np.sum(np.linspace(x[0], x[1], 5) ** 2 * np.arange(5.0))
 
@@ -209,6 +219,7 @@ CASES = [
     (cross2, M23), (cross_2_and_3, M23),
     (select, V4), (select_default, V4),
     (gradient_1d, V4), (gradient_edge2, V4), (gradient_2d, M34), (gradient_axis, M23),
+    (gradient_uneven, V4), (gradient_uneven_edge2, M34),
     (linspace_ends, V4), (linspace_vectors, V4), (linspace_retstep, V4),
     (atleast, V4), (atleast_many, V4), (partition, V4), (partition_axis, M34),
     (r_concat, V4), (c_columns, V4),
@@ -281,6 +292,7 @@ def lambda_free_partition(x, kth):
     ("np.unique(x)", "np.unique of an array computed in the function"),
     ("np.nonzero(x > 0)[0]", "np.nonzero of an array computed in the function"),
     ("np.linspace(0.0, 1.0, int(x[0]))", "np.linspace's num must be an int known"),
+    ("np.gradient(x, x * 2.0)", "np.gradient with coordinates computed in the function"),
 ])
 def test_located_refusals(tmp_path, source, message):
     import importlib.util
