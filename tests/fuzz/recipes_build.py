@@ -67,7 +67,9 @@ def _select(g):
 def _gradient(g):
     x = g.arr()
     axis = g.axis(x, allow_none=False, length_over=2)
-    spacing = g.choice(["", f", {g.choice(['0.5', '2'])}"])
+    n = g.val(x).shape[int(axis)]
+    coords = [round(0.5 * i + 0.25 * (i % 2) * g.choice([0, 1]), 2) for i in range(n)]
+    spacing = g.choice(["", f", {g.choice(['0.5', '2'])}", f", np.array({coords})"])
     order = g.choice(["", ", edge_order=2"])
     return f"np.gradient({x}{spacing}, axis={axis}{order})"
 
