@@ -177,6 +177,16 @@ _BITS = [ex(np.array([True, False, True, False]), np.array([True, True, False, F
 for _name, _op in (("bitwise_and", "&"), ("bitwise_or", "|"), ("bitwise_xor", "^")):
     _declare(_name, f"{{0}} {_op} {{1}}", elementwise(_name), _BITS,
              aliases=(getattr(np, _name),))
+# the operator '~' of user code: Python's meaning on a Python bool (~True is -2)
 _declare("invert", "~{0}", elementwise("invert"),
-         [ex(np.array([True, False])), ex(np.array([1, -2]))], aliases=(np.invert,))
+         [ex(np.array([True, False])), ex(np.array([1, -2]))])
 del _name, _op
+
+
+@lowering(np.invert)
+def lower_invert(b, x):
+    """``np.invert``: NumPy's meaning, also of a Python bool (np.invert(True) is False)."""
+    v = b.const(x)
+    if v.type.weak:
+        v = b.cast(v, dtype=v.type.dtype)
+    return b.emit("invert", v)

@@ -2,7 +2,7 @@
 derivative (ops/predicates.py); see tests/fuzz/recipes.py for the conventions."""
 from __future__ import annotations
 
-from .recipes import Reject
+from .recipes import RARE, Reject
 
 OPS = "ad_compiler.ops.operations."
 
@@ -174,7 +174,9 @@ FEATURES = {**{f"numpy.{n}": "nondiff" for n in _NONDIFF},
 
 def _draw(call, use="{x} * {r}"):
     def recipe(g):
-        if g.depth:  # inside a loop or branch body: refused (a located error), not fuzzed
+        # inside a loop or branch body a draw is refused with a located error (after a
+        # data-dependent return too: drawn rarely)
+        if g.depth:
             raise Reject
         r = f"(np.random.seed({g.choice(['0', '1', '7'])}) or np.random.{call})"
         x = g.num()
@@ -206,3 +208,4 @@ _DRAWS = {
 }
 RECIPES.update({f"numpy.random.{name}": recipe for name, recipe in _DRAWS.items()})
 FEATURES.update({f"numpy.random.{name}": "nondiff" for name in _DRAWS})
+RARE.update(f"numpy.random.{name}" for name in _DRAWS)

@@ -315,9 +315,17 @@ def linspace_float_ends(a, b):
     return np.sum(np.linspace(a, b, 4) ** 2)
 
 
+def invert_of_python_bool(x, s):
+    """np.invert(True) is False, but ~True is -2 (Python's int meaning)."""
+    return np.sum(np.where(np.invert(s > 0.42), x, -0.18)) + ~(s > 0.42) * s
+
+
 @pytest.mark.parametrize("fn, args", [(gradient_traced_spacing, (V4, 0.7)),
-                                      (linspace_float_ends, (0.3, 1.7))],
-                         ids=["gradient_traced_spacing", "linspace_float_ends"])
+                                      (linspace_float_ends, (0.3, 1.7)),
+                                      (invert_of_python_bool, (V4, 0.2)),
+                                      (invert_of_python_bool, (V4, 0.5))],
+                         ids=["gradient_traced_spacing", "linspace_float_ends", "invert_true",
+                              "invert_false"])
 def test_gradient_with_respect_to_python_float_arguments(fn, args):
     value, grads = ms.value_and_grad(fn, grad_position=(0, 1))(*args)
     assert value == fn(*args)
