@@ -42,7 +42,21 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
            ([A((3,)), A((3,))],), ([A((3,)), A((3,))], 0), (A((2, 3)), np.float64)]
 
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
-PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2))}
+PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
+                            "np.linalg.solve": (A((3, 3)), A((3,))),
+                            "np.linalg.matrix_power": (A((3, 3)), 2),
+                            "ops.matrix_power": (A((3, 3)), 2)}
+PROBES.update({name: ("ij,jk->ik", A((2, 3)), A((3, 2))) for name in ("np.einsum", "ops.einsum")})
+PROBES.update({name: (A((2, 3)), A((3, 2)), 1) for name in ("np.tensordot", "ops.tensor_dot")})
+PROBES["ops.bmm"] = (A((2, 2, 3)), A((2, 3, 2)))
+PROBES.update({  # data movement (ops/movement.py)
+    "np.dsplit": (A((2, 3, 2)), 2), "np.moveaxis": (A((2, 3)), 0, 1),
+    "np.swapaxes": (A((2, 3)), 0, 1), "x.swapaxes()": (A((2, 3)), 0, 1),
+    "ops.moveaxis": (A((2, 3)), 0, 1), "ops.swapaxes": (A((2, 3)), 0, 1),
+    "np.take_along_axis": (A((2, 3)), np.zeros((2, 1), np.intp), 1),
+    "ops.gather": (A((2, 3)), np.array([0]), 1),
+    "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
+})
 _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
@@ -193,7 +207,7 @@ def entries() -> tuple[list[Entry], list[str]]:
         out.append(Entry(spelling, section, tuple(sorted(prims))))
     for kind, table, fmt in (("method", rules.METHODS, "x.{}()"), ("attr", rules.ATTRIBUTES, "x.{}")):
         for name, lower in table.items():
-            if name.startswith("__"):
+            if name.startswith("__") or getattr(lower, "refused", False):
                 continue
             spelling = fmt.format(name)
             prims = _probe(lower, spelling, before=())

@@ -71,3 +71,73 @@ def winners(shape, index):
     ids = np.full(shape, -1, dtype=order.dtype)
     ids[index] = order
     return ids[index] == order
+
+
+def gap_divide(a, w, sign=0):
+    """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
+
+    The eigenvector adjoints' division by eigenvalue gaps (ops/decompositions.py).
+    Where ``w[i]`` and ``w[j]`` coincide (to rounding) the quotient is 0/0, and its
+    limit depends on more than these values: the entry is 0 only when its
+    numerator is exactly 0 (nothing flows through that pair); otherwise this
+    raises :class:`~ad_compiler.errors.GradValueError` rather than guess.
+    """
+    a = np.asarray(a)
+    w = np.asarray(w)
+    dtype = np.result_type(a, w)
+    num = a + sign * np.swapaxes(a, -1, -2) if sign else a
+    gap = w[..., None, :] - w[..., :, None]
+    eps = np.finfo(dtype).eps
+    scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
+    tied = np.abs(gap) <= 16 * w.shape[-1] * eps * scale
+    if np.any(tied & (num != 0) & ~np.eye(w.shape[-1], dtype=bool)):
+        from .errors import GradValueError
+        raise GradValueError(
+            "the derivative through the eigenvectors (or singular vectors) cannot be "
+            "computed here: two eigenvalues (singular values) are equal, so the vectors "
+            "are not determined by the matrix",
+            hint="use the eigenvalues (singular values) alone, or a matrix function "
+                 "written with them, or break the tie in the input")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(tied, 0, num / np.where(tied, 1, gap))
+    return out.astype(dtype, copy=False)
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq(a, b, rcond)[0]`` for a full-rank ``a``, else
+    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops)."""
+    x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
+    if rank < min(np.shape(a)):
+        from .errors import GradValueError
+        raise GradValueError(
+            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a))}; the "
+            "least-squares solution is differentiable only where the matrix has full rank",
+            hint="regularise the problem (e.g. solve (a.T @ a + lam * I) x = a.T @ b)")
+    return x
+
+
+def reciprocal_nonzero(s):
+    """``1 / s`` for singular values ``s`` (last axis), or
+    :class:`~ad_compiler.errors.GradValueError` if one is 0 to rounding."""
+    s = np.asarray(s)
+    eps = np.finfo(s.dtype if s.dtype.kind == "f" else np.float64).eps
+    scale = np.max(np.abs(s), axis=-1, keepdims=True)
+    if np.any(np.abs(s) <= s.shape[-1] * eps * scale):
+        from .errors import GradValueError
+        raise GradValueError(
+            "a singular value is 0: the singular vectors of a rank-deficient non-square "
+            "matrix have no derivative",
+            hint="use the singular values alone, or make the matrix full rank")
+    return 1 / s
+
+
+def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
+    """A zero array of ``shape`` whose diagonal ``np.diagonal(out, offset, axis1, axis2)``
+    is ``v`` (the adjoint of np.diagonal, and np.diag of a vector)."""
+    v = np.asarray(v)
+    out = np.zeros(shape, dtype=v.dtype)
+    n = v.shape[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = v
+    return out

@@ -53,8 +53,9 @@ class Primitive:
     examples: list = field(default_factory=list)
     domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero
     array_inputs: bool = False     # the template calls methods on its inputs: no Python numbers
-    view: bool | Callable = False  # the result may share memory with input 0 (reshape ...);
-    #                                a callable ``view(op) -> bool`` decides per op
+    view: bool | str | Callable = False  # the result may share memory with input 0 (reshape
+    #                                ...); "readonly": a view NumPy makes read-only (broadcast_to,
+    #                                diagonal); a callable ``view(op) -> bool`` decides per op
     static: tuple = ()             # names of params, for documentation/validation
     effect: bool = False           # reads and advances state outside the function
     #                                (np.random): never folded, merged, hoisted or dropped

@@ -138,7 +138,14 @@ def check_output(lifted, has_aux: bool, fn) -> None:
     None, a string or another object is a :class:`GradTypeError` at its ``return``."""
     from ..frontend import Static, tree_leaves
     tree = lifted.out_tree
-    if has_aux and isinstance(tree, (tuple, list)) and len(tree) >= 2:
+    if has_aux and not (type(tree) is tuple and len(tree) >= 2):
+        got = (f"a {type(tree).__name__} of {len(tree)}" if isinstance(tree, (tuple, list))
+               else "one output")
+        raise GradValueError(
+            f"with has_aux=True, {_display_name(fn)}() must return a tuple of at least two "
+            f"outputs (the one to differentiate, then the auxiliary ones); it returns {got}",
+            lifted.loc, hint="return loss, aux (a tuple, not a list)")
+    if has_aux:
         tree = tree[0]  # the aux outputs that follow may be anything
     for leaf in tree_leaves(tree):
         if isinstance(leaf, Static) and not _is_real_number(leaf.value):

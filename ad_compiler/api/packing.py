@@ -104,15 +104,21 @@ def _describe(x) -> str:
 
 # -- results ---------------------------------------------------------------------
 
-def _value(tree, outs, as_tensor):
+def _value(tree, outs, as_tensor, tangent=False):
+    """The output structure ``tree`` filled from ``outs``; with ``tangent``, a constant
+    leaf (a number the function returns whatever its inputs) gets a zero tangent."""
     if isinstance(tree, int) and not isinstance(tree, bool):
         v = outs[tree]
         return wrap(np.asarray(v)) if as_tensor and not isinstance(v, float) else v
     if isinstance(tree, (tuple, list)):
-        return type(tree)(_value(t, outs, as_tensor) for t in tree)
+        return type(tree)(_value(t, outs, as_tensor, tangent) for t in tree)
     if isinstance(tree, dict):
-        return {k: _value(v, outs, as_tensor) for k, v in tree.items()}
-    return getattr(tree, "value", tree)
+        return {k: _value(v, outs, as_tensor, tangent) for k, v in tree.items()}
+    value = getattr(tree, "value", tree)
+    if tangent and isinstance(value, (int, float, np.number, np.ndarray)) \
+            and not isinstance(value, bool):
+        return value * 0
+    return value
 
 
 def pack(gf, entry, outs, args, kinds):
@@ -135,10 +141,17 @@ def _wants_value(config) -> bool:
     return config.with_value or config.has_aux
 
 
+def _frozen(w) -> bool:
+    """A Parameter with ``requires_grad=False``: MindSpore gives it a zero gradient even
+    when it is listed in ``weights``."""
+    return getattr(w, "requires_grad", True) is False
+
+
 def _weight_grad(w, j, it):
-    if j is None:
+    g = None if j is None else next(it)
+    if g is None or _frozen(w):
         return wrap(np.zeros_like(unwrap(w)))
-    return wrap(np.asarray(next(it)))
+    return wrap(np.asarray(g))
 
 
 def pack_values(gf, entry, outs, args, b):
@@ -150,10 +163,16 @@ def pack_values(gf, entry, outs, args, b):
         start, stop = entry.slots[p]
         conv = iter([_value_like_input(b, next(it), leaves[i]) for i in range(start, stop)])
         inputs.append(unflatten_like(args[p], conv))
-    weights = [b.emit("zeros_like", b.read_parameter(w)) if j is None else next(it)
+    if entry.weights:
+        b.depends_on_epoch()  # requires_grad of a weight may change: it bumps the epoch
+    weights = [_inlined_weight_grad(b, w, None if j is None else next(it))
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _inlined_weight_grad(b, w, g):
+    return b.emit("zeros_like", b.read_parameter(w)) if g is None or _frozen(w) else g
 
 
 def _value_like_input(b, g: Value, x):

@@ -207,7 +207,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     half = len(outs) // 2
     as_tensor = TENSOR in kinds
     out = _value(lifted.out_tree, outs[:half], as_tensor)
-    tan = _value(lifted.out_tree, outs[half:], as_tensor)
+    tan = _value(lifted.out_tree, outs[half:], as_tensor, tangent=True)
     if not has_aux:
         return out, tan
     (o, aux), (t, _) = _split_aux(out, True), _split_aux(tan, True)

@@ -120,12 +120,36 @@ class Chain:
         return array
 
 
+@dataclass(frozen=True)
+class Reading:
+    """``parent`` through a primitive whose result is always a read-only view
+    (``np.diagonal``, ``np.broadcast_to``): re-derived by the same op."""
+    prim: str
+    params: tuple   # the op's params, as sorted items
+
+    def read(self, lifter, parent):
+        return lifter.b.emit(self.prim, parent, **dict(self.params))
+
+    def probe(self, array):
+        return rules.get(self.prim).impl(array, **dict(self.params))
+
+
 class ReadOnly:
-    """A read-only view (``np.broadcast_to``): NumPy refuses to write into it; a
-    write into its base while it is held is refused like a LOOSE view."""
+    """A read-only view: NumPy refuses to write into it. ``way`` (exact ways, or None
+    when the relation depends on the memory layout) re-derives it after a write into
+    its base; without one, such a write while it is held is refused like a LOOSE view."""
+
+    def __init__(self, way=None):
+        self.way = way
+
+    def read(self, lifter, parent):
+        return self.way.read(lifter, parent)
 
     def write(self, lifter, parent, child):
         raise ValueError("assignment destination is read-only")
+
+    def probe(self, array):
+        return self.way.probe(array)
 
 
 class View:
@@ -171,7 +195,12 @@ class AliasLifter:
 
     def note_result(self, result) -> None:
         """Record ``result`` of a call or attribute as a possible view of the array it
-        came from through primitives that may return a view (``y.T``, reshapes)."""
+        came from through primitives that may return a view (``y.T``, reshapes); each
+        item of a list or tuple result too (``np.split``)."""
+        if type(result) in (list, tuple):
+            for item in result:
+                self.note_result(item)
+            return
         if not isinstance(result, Value) or id(result) in self.views:
             return
         chain, v = [], result
@@ -290,7 +319,7 @@ class AliasLifter:
             child = view.child
             if id(child) not in written and not self._family_held(child, None):
                 continue
-            if view.index is LOOSE or isinstance(view.index, ReadOnly):
+            if view.index is LOOSE or isinstance(view.index, ReadOnly) and view.index.way is None:
                 raise self._ambiguous(child, old)
             fresh = written.get(id(child))
             if fresh is None:
@@ -425,13 +454,23 @@ class AliasLifter:
 
 def _way(chain):
     """How the result of ``chain`` (view ops, last first) views its operand."""
-    if any(op.prim == "broadcast_to" for op in chain):
-        return ReadOnly()
-    if len(chain) != 1:
-        return LOOSE
-    op = chain[0]
+    ways = [_op_way(op) for op in reversed(chain)]
+    exact = None if not ways or any(w is LOOSE for w in ways) else \
+        ways[0] if len(ways) == 1 else Chain(tuple(ways))
+    if any(rules.get(op.prim).view == "readonly" for op in chain):
+        return ReadOnly(exact)
+    return LOOSE if exact is None else exact
+
+
+def _op_way(op):
+    """How one view op's result views its input 0 (LOOSE when that depends on the layout)."""
+    if rules.get(op.prim).view == "readonly":
+        return Reading(op.prim, tuple(sorted(op.params.items())))
     if op.prim == "transpose":
         return Transpose(tuple(op.params["axes"]))
+    if op.prim == "getitem" and len(op.inputs) == 1 and (  # a basic index of constants
+            op.result.type.ndim or Ellipsis in op.params["index"]):
+        return Index(op.params["index"])
     if op.prim in ("reshape", "expand_dims", "squeeze"):
         a, b = op.inputs[0].type.shape, op.result.type.shape
         if [d for d in a if d != 1] == [d for d in b if d != 1]:

@@ -63,6 +63,11 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def depends_on_epoch(self) -> None:
+        """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
+        its entry is compiled again when the epoch moves."""
+        self._lifter.captures.needs_epoch = True
+
     def at_top_level(self) -> bool:
         """Whether ops go to the function's own body (not into a loop's or branch's region)."""
         return self.block is self._lifter.function.body

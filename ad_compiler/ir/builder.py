@@ -71,6 +71,10 @@ class Builder:
     def type_of(self, v) -> AType:
         return v.type if isinstance(v, Value) else AType.of(v)
 
+    def depends_on_epoch(self) -> None:
+        """The code being built depends on the Cell epoch (the frontend's builder records
+        it; nothing to record elsewhere)."""
+
     def read_parameter(self, param):
         """The value of a Parameter in the code being built (the frontend's builder
         makes it an input of the function it lifts)."""

@@ -23,7 +23,8 @@ from ..errors import UnsupportedOperationError
 from ..ir.core import Value
 from ._infer import normalize_axis, run_infer, sample
 from .elementwise import tangent_sum
-from .indexing import _known as known_value, lower_getitem, lower_setitem
+from .indexing import _known as known_value, lower_setitem
+from .movement import at_least, lower_take_along_axis
 from .shape import concat_list, reshape_to, slice_along, transpose_to
 
 F = "building"
@@ -340,20 +341,9 @@ def _infer_sample(b, v):
 
 # -- atleast_1d / 2d / 3d -------------------------------------------------------------------
 
-_ATLEAST = {1: {0: (1,)}, 2: {0: (1, 1), 1: (1, -1)}, 3: {0: (1, 1, 1), 1: (1, -1, 1), 2: None}}
-
-
 def _atleast(n):
     def lower(b, *arys):
-        outs = []
-        for a in arys:
-            x = as_array(b, a)
-            t = b.type_of(x)
-            shapes = _ATLEAST[n]
-            if t.ndim in shapes:
-                shape = shapes[t.ndim] or (*t.shape, 1)
-                x = reshape_to(b, x, shape)
-            outs.append(x)
+        outs = [at_least(b, as_array(b, a), n) for a in arys]
         return outs[0] if len(outs) == 1 else tuple(outs)
     lower.__name__ = f"lower_atleast_{n}d"
     lower.__doc__ = f"``np.atleast_{n}d``: a view with ones added as NumPy places them."
@@ -367,15 +357,6 @@ lowering(np.atleast_3d)(_atleast(3))
 
 # -- partition: the gradient goes through the selected positions ---------------------------
 
-def take_along(b, x, idx, ax):
-    """``np.take_along_axis(x, idx, ax)`` as a gather (its adjoint scatters back)."""
-    shape = b.type_of(x).shape
-    index = tuple(idx if i == ax else np.arange(d).reshape([-1 if j == i else 1
-                                                            for j in range(len(shape))])
-                  for i, d in enumerate(shape))
-    return lower_getitem(b, x, index)
-
-
 @lowering(np.partition)
 def lower_partition(b, a, kth, axis=-1, kind="introselect", order=None):
     """``np.partition(a, kth)``: ``a`` gathered at ``np.argpartition(a, kth)``, which
@@ -386,7 +367,7 @@ def lower_partition(b, a, kth, axis=-1, kind="introselect", order=None):
         x, axis = reshape_to(b, x, (-1,)), 0
     ax = _axis(axis, b.type_of(x).ndim)
     idx = lower_argpartition(b, x, kth, axis=ax, kind=kind, order=order)
-    return take_along(b, x, idx, ax)
+    return lower_take_along_axis(b, x, idx, ax)
 
 
 # -- np.r_ and np.c_ -----------------------------------------------------------------------

@@ -227,16 +227,26 @@ def _read_jvp(name):
 
 
 def _read_vjp(update):
-    """VJP of a read: ``ct`` put back at the read positions of a zero array."""
+    """VJP of a read: ``ct`` put back at the read positions of a zero array; a read
+    that only reverses axes (``x[::-1]``, np.flip) is undone by reversing ``ct``."""
     def vjp(b, ct, out, x, *dyn, index):
+        if not dyn and _reverses_only(index):
+            return (b.getitem(ct, index=index),)
         return (b.emit(update, b.zeros(x), ct, *dyn, index=index), *_no_cts(dyn))
     return vjp
+
+
+def _reverses_only(index) -> bool:
+    """Whether the basic ``index`` keeps every element, reversing some axes."""
+    whole, reverse = slice(None), slice(None, None, -1)
+    return all(item == whole or item == reverse or item is Ellipsis for item in index)
 
 
 primitive(
     "getitem", view=True, emit=_read_emit, impl=_read_impl, infer=_read_infer, family=F,
     vjp=_read_vjp("index_add"), jvp=_read_jvp("getitem"),
     examples=[ex((5,), index=(slice(1, 5, 2),)), ex((5,), index=(slice(None, None, -1),)),
+              ex((2, 3), index=(Ellipsis, slice(None, None, -1))),
               ex((3, 4), index=(slice(None), 1)), ex((3, 4), index=(-1, slice(-1, 0, -2))),
               ex((2, 3), index=(Ellipsis, None)), ex((2, 3, 4), index=(1, Ellipsis, 2)),
               ex((4, 3), np.array(2), index=(slot(0),)),
@@ -692,14 +702,36 @@ def _masked_update(b, x, mask, new):
 @lowering(np.take)
 @method("take")
 def lower_take(b, a, indices, axis=None, out=None, mode="raise"):
-    """``np.take(a, indices, axis)`` as ``a[:, ..., indices]`` (``axis=None``: flattened)."""
-    if out is not None or mode != "raise":
-        raise UnsupportedOperationError("np.take(..., out=/mode=) is not supported")
+    """``np.take(a, indices, axis)`` as ``a[:, ..., indices]`` (``axis=None``: flattened);
+    always a new array, as NumPy's; ``mode`` 'wrap'/'clip' first maps the indices."""
+    if out is not None or mode not in ("raise", "wrap", "clip"):
+        raise UnsupportedOperationError(f"np.take(..., out=/mode={mode!r}) is not supported",
+                                        hint="mode may be 'raise', 'wrap' or 'clip'")
     x = _array(b, a)
     if axis is None:
         x, axis = reshape_to(b, x, (-1,)), 0
     (axis,) = normalize_axis(axis, b.type_of(x).ndim)
-    return lower_getitem(b, x, (slice(None),) * axis + (indices,))
+    if mode != "raise":
+        indices = _take_mode(b, indices, b.type_of(x).shape[axis], mode)
+    result = lower_getitem(b, x, (slice(None),) * axis + (indices,))
+    return b.copy(result) if _basic_view(b, result) else result
+
+
+def _basic_view(b, v) -> bool:
+    """Whether ``v`` is a view made by basic indexing (np.take's result never is)."""
+    if isinstance(v, Value):
+        return v.producer is not None and v.producer.prim == "getitem" and v.type.ndim > 0
+    return isinstance(v, np.ndarray) and v.base is not None
+
+
+def _take_mode(b, indices, n, mode):
+    """Indices mapped into ``[0, n)`` as np.take's 'wrap' (modulo) or 'clip' does."""
+    if isinstance(indices, Value):
+        if mode == "wrap":
+            return b.mod(indices, b.const(n))
+        return b.minimum(b.maximum(indices, b.const(0)), b.const(n - 1))
+    idx = np.asarray(indices)
+    return np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
 
 
 # -- accumulating adjoints into one buffer ------------------------------------------

@@ -1,4 +1,5 @@
-"""Linear algebra: ``matmul`` with full ``np.matmul`` semantics, and ``np.dot`` on top of it.
+"""Linear algebra products: ``matmul`` (full ``np.matmul`` semantics), ``tensordot``, and
+``np.dot`` / ``np.inner`` / ``np.vdot`` / ``np.outer`` on top of them.
 
 Invariants:
 
@@ -8,8 +9,13 @@ Invariants:
 * the VJP works on the promoted, batched forms ``X @ Y`` (each 1-D operand
   reshaped to a matrix, the cotangent reshaped to match) and un-promotes with
   ``fit`` (which also sums broadcast batch axes and casts the dtype);
-* ``np.dot`` / ``x.dot`` lower to ``mul`` for scalars and ``matmul`` up to 2-D,
-  where the two agree; higher ranks are rejected rather than silently wrong.
+* ``tensordot``'s ``axes`` param is canonical, two tuples of non-negative axes
+  contracted pairwise; its VJP is a ``tensordot`` of the cotangent with the other
+  operand, transposed back into the operand's axis order;
+* ``np.dot`` / ``x.dot`` / ``np.inner`` / ``np.vdot`` lower to ``mul`` for
+  scalars, ``matmul`` where it computes the same (a 1-D operand, or two
+  matrices), else ``tensordot`` (N-d ``np.dot``, ``np.inner``); ``np.einsum``
+  has its own module (ops/einsum.py).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
 from ._infer import promote
+from .shape import transpose_to
 
 F = "linalg"
 
@@ -75,17 +82,21 @@ def _matmul_vjp(b, ct, out, x, y):
     return _as(b, gx, xt.shape), _as(b, gy, yt.shape)
 
 
-def _matmul_jvp(b, t, out, x, y):
-    terms = [b.matmul(t[0], y) if t[0] is not None else None,
-             b.matmul(x, t[1]) if t[1] is not None else None]
-    terms = [v for v in terms if v is not None]
-    if not terms:
-        return None
-    return terms[0] if len(terms) == 1 else b.add(*terms)
+def bilinear_jvp(name):
+    """JVP of a primitive linear in each of its two inputs: ``op(tx, y) + op(x, ty)``."""
+    def jvp(b, t, out, x, y, **params):
+        terms = [b.emit(name, t[0], y, **params) if t[0] is not None else None,
+                 b.emit(name, x, t[1], **params) if t[1] is not None else None]
+        terms = [v for v in terms if v is not None]
+        if not terms:
+            return None
+        return terms[0] if len(terms) == 1 else b.add(*terms)
+    return jvp
 
 
 primitive(
-    "matmul", emit="{0} @ {1}", infer=_matmul_infer, vjp=_matmul_vjp, jvp=_matmul_jvp, family=F,
+    "matmul", emit="{0} @ {1}", infer=_matmul_infer, vjp=_matmul_vjp, jvp=bilinear_jvp("matmul"),
+    family=F,
     examples=[ex((3,), (3,)), ex((2, 3), (3, 4)), ex((2, 3), (3,)), ex((3,), (3, 2)),
               ex((2, 2, 3), (3, 4)), ex((2, 1, 2, 3), (3, 3, 2)), ex((3,), (2, 3, 4)),
               ex((2, 2, 3), (3,))],
@@ -93,21 +104,137 @@ primitive(
 )
 
 
+# -- tensordot ---------------------------------------------------------------------------
+
+def tensordot_axes(axes, nx: int, ny: int) -> tuple[tuple, tuple]:
+    """``axes`` of ``np.tensordot`` (an int, a pair of ints or of sequences) as two tuples
+    of non-negative axes, pairwise contracted."""
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if not 0 <= n <= min(nx, ny):
+            raise ValueError(f"tensordot: axes={n} needs operands of at least {n} dimensions")
+        return tuple(range(nx - n, nx)), tuple(range(n))
+    try:
+        ax, ay = axes
+    except (TypeError, ValueError):
+        raise ValueError(f"tensordot: axes must be an int or a pair, got {axes!r}") from None
+    ax = (ax,) if isinstance(ax, (int, np.integer)) else tuple(ax)
+    ay = (ay,) if isinstance(ay, (int, np.integer)) else tuple(ay)
+    if len(ax) != len(ay):
+        raise ValueError(f"tensordot: shape-mismatch for sum: axes {ax} and {ay}")
+    return normalize_axes(ax, nx), normalize_axes(ay, ny)
+
+
+def normalize_axes(axes, nd: int) -> tuple:
+    """``axes`` in order, made non-negative, checked in bounds and distinct."""
+    out = []
+    for a in axes:
+        if not -nd <= int(a) < nd:
+            raise ValueError(f"tensordot: axis {a} is out of bounds for an array of dimension {nd}")
+        out.append(int(a) % nd)
+    if len(set(out)) != len(out):
+        raise ValueError(f"tensordot: repeated axis in {tuple(axes)}")
+    return tuple(out)
+
+
+def _free(axes, nd):
+    return [i for i in range(nd) if i not in axes]
+
+
+def _tensordot_infer(x: AType, y: AType, *, axes) -> AType:
+    ax, ay = axes
+    for i, j in zip(ax, ay):
+        if x.shape[i] != y.shape[j]:
+            raise ValueError(f"tensordot: shape-mismatch for sum: axis {i} of {x} and axis "
+                             f"{j} of {y}")
+    shape = tuple(x.shape[i] for i in _free(ax, x.ndim)) + tuple(
+        y.shape[j] for j in _free(ay, y.ndim))
+    dtype = np.dot(np.ones((), x.dtype), np.ones((), y.dtype)).dtype
+    return AType(shape, dtype, False)
+
+
+def _placed(b, g, order):
+    """``g`` whose axis ``p`` is operand axis ``order[p]``, put in operand order."""
+    return transpose_to(b, g, tuple(int(p) for p in np.argsort(order)))
+
+
+def _tensordot_vjp(b, ct, out, x, y, *, axes):
+    ax, ay = axes
+    fx, fy = _free(ax, b.type_of(x).ndim), _free(ay, b.type_of(y).ndim)
+    nfx = len(fx)
+    gx = b.tensordot(ct, y, axes=(tuple(range(nfx, nfx + len(fy))), tuple(fy)))
+    gy = b.tensordot(x, ct, axes=(tuple(fx), tuple(range(nfx))))
+    gx = _placed(b, gx, fx + [ax[ay.index(j)] for j in sorted(ay)])
+    gy = _placed(b, gy, [ay[ax.index(i)] for i in sorted(ax)] + fy)
+    return b.fit(gx, x), b.fit(gy, y)
+
+
+primitive(
+    "tensordot", emit="np.tensordot({0}, {1}, axes={axes})", infer=_tensordot_infer,
+    vjp=_tensordot_vjp, jvp=bilinear_jvp("tensordot"), family=F,
+    examples=[ex((2, 3, 4), (3, 4, 5), axes=((1, 2), (0, 1))),
+              ex((2, 3), (3, 4), axes=((1,), (0,))),
+              ex((3,), (2,), axes=((), ())), ex((2, 3, 4), (4, 3), axes=((2, 1), (0, 1))),
+              ex((3, 4), (4, 3), axes=((0, 1), (1, 0))), ex(float, (3,), axes=((), ())),
+              ex((4, 2, 3), (3, 5, 4), axes=((0, 2), (2, 0)))],
+)
+
+
+@lowering(np.tensordot)
+def lower_tensordot(b, a, b_, axes=2):
+    """``np.tensordot(a, b, axes)``: every axes form, canonical ((x axes), (y axes))."""
+    x, y = b.const(a), b.const(b_)
+    return b.tensordot(x, y, axes=tensordot_axes(axes, b.type_of(x).ndim, b.type_of(y).ndim))
+
+
+# -- dot, inner, vdot -------------------------------------------------------------------
+
+def _scalar_product(b, x, y):
+    """``x * y`` as ``np.dot``/``np.inner`` compute it: a Python number is an array
+    there, not a weak scalar (``np.dot(x32, 2.0)`` is float64)."""
+    x, y = (b.cast(v, dtype=b.type_of(v).dtype) if b.type_of(v).weak else v for v in (x, y))
+    return b.mul(x, y)
+
+
+def _product(b, a, b_, contract):
+    """``a`` times ``b`` if either is a scalar, else ``contract(x, y, x.ndim, y.ndim)``."""
+    x, y = b.const(a), b.const(b_)
+    nx, ny = b.type_of(x).ndim, b.type_of(y).ndim
+    if nx == 0 or ny == 0:
+        return _scalar_product(b, x, y)
+    return contract(x, y, nx, ny)
+
+
 @lowering(np.dot)
 @method("dot")
 def lower_dot(b, a, b_, out=None):
-    """``np.dot``: a product with a scalar, else ``matmul`` (equal up to 2-D operands)."""
-    x, y = b.const(a), b.const(b_)
-    xt, yt = b.type_of(x), b.type_of(y)
+    """``np.dot``: a product with a scalar; ``matmul`` when an operand is 1-D or both are
+    2-D (the two agree there); else the sum over the last axis of ``a`` and the
+    second-to-last of ``b``, a ``tensordot``."""
     if out is not None:
         raise UnsupportedOperationError("np.dot(..., out=...) is not supported")
-    if xt.ndim == 0 or yt.ndim == 0:
-        return b.mul(x, y)
-    if xt.ndim > 2 or yt.ndim > 2:
-        raise UnsupportedOperationError(
-            f"np.dot of {xt} and {yt} is not supported (more than 2 dimensions)",
-            hint="use np.matmul / @ (batched) or np.tensordot semantics explicitly")
-    return b.matmul(x, y)
+    return _product(b, a, b_, lambda x, y, nx, ny: (
+        b.matmul(x, y) if nx == 1 or ny == 1 or nx == ny == 2
+        else b.tensordot(x, y, axes=((nx - 1,), (ny - 2,)))))
+
+
+@lowering(np.inner)
+def lower_inner(b, a, b_):
+    """``np.inner``: a product with a scalar, else the sum over both last axes."""
+    return _product(b, a, b_, lambda x, y, nx, ny: (
+        b.matmul(x, y) if nx == ny == 1 else b.tensordot(x, y, axes=((nx - 1,), (ny - 1,)))))
+
+
+@lowering(np.vdot)
+def lower_vdot(b, a, b_):
+    """``np.vdot`` of real arrays: the dot product of the two flattened arrays."""
+    x, y = b.const(a), b.const(b_)
+    xt, yt = b.type_of(x), b.type_of(y)
+    if xt.size != yt.size:
+        raise ValueError(f"vdot: cannot take the dot product of {xt} and {yt} (sizes differ)")
+    flat = [v if b.type_of(v).ndim == 1 else b.reshape(v, shape=(b.type_of(v).size,))
+            for v in (x, y)]
+    return b.matmul(*flat)
 
 
 @lowering(np.outer)

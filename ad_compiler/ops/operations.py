@@ -22,9 +22,11 @@ import numpy as np
 
 from .. import tensor as _tensor
 from ..ad.rules import find_lowering, register_lowering
+from ..errors import UnsupportedOperationError
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
+from . import einsum as _einsum
 
 _EAGER = EagerBuilder()  # stateless in eager mode: ops run at once, nothing is recorded
 
@@ -45,7 +47,13 @@ def run_eager(lower, args, kwargs):
     args = [_unwrap(a, seen) for a in args]
     kwargs = {k: _unwrap(v, seen) for k, v in kwargs.items()}
     out = lower(_EAGER, *args, **kwargs)
-    return _tensor.wrap(out) if seen else out
+    if not seen:
+        return out
+    if isinstance(out, tuple) and hasattr(out, "_fields"):  # a named result (ops.svd ...)
+        return type(out)(*(_tensor.wrap(v) for v in out))
+    if type(out) in (list, tuple):  # ops.split, ops.sort, ops.svd: a Tensor per item
+        return type(out)(_tensor.wrap(v) for v in out)
+    return _tensor.wrap(out)
 
 
 def functional(lower, name: str | None = None):
@@ -330,6 +338,117 @@ class LogSoftmax(Softmax):
         return _nn.lower_log_softmax(b, x, self.axis)
 
 
+# -- data movement (ops/movement.py), MindSpore 2.x signatures ------------------------------------
+
+from . import indexing as _indexing, movement as _movement  # noqa: E402
+
+flip = functional(lambda b, input, dims: _movement.lower_flip(b, input, dims), "flip")
+roll = functional(lambda b, input, shifts, dims=None: _movement.lower_roll(b, input, shifts, dims),
+                  "roll")
+swapaxes = functional(lambda b, input, axis0, axis1: _movement.lower_swapaxes(b, input, axis0,
+                                                                               axis1), "swapaxes")
+moveaxis = _same_as(np.moveaxis, "moveaxis")
+hstack = functional(lambda b, tensors: _movement.lower_hstack(b, tensors), "hstack")
+vstack = functional(lambda b, inputs: _movement.lower_vstack(b, inputs), "vstack")
+diagonal = functional(lambda b, input, offset=0, dim1=0, dim2=1: _movement.lower_diagonal(
+    b, input, offset, dim1, dim2), "diagonal")
+tril = functional(lambda b, input, diagonal=0: _movement.lower_tril(b, input, diagonal), "tril")
+triu = functional(lambda b, input, diagonal=0: _movement.lower_triu(b, input, diagonal), "triu")
+kron = functional(lambda b, input, other: _movement.lower_kron(b, input, other), "kron")
+
+
+@functional
+def tile(b, input, dims):
+    """``ops.tile(input, dims)``: ``np.tile``."""
+    return _movement.lower_tile(b, input, dims)
+
+
+@functional
+def repeat_elements(b, x, rep, axis=0):
+    """``ops.repeat_elements(x, rep, axis=0)``: each element ``rep`` times along ``axis``."""
+    return _movement.lower_repeat(b, x, int(rep), axis)
+
+
+@functional
+def split(b, tensor, split_size_or_sections, axis=0):
+    """``ops.split``: an int is the size of each part (the last may be smaller), a list
+    gives the sizes; a tuple of views of ``tensor``."""
+    x = b.const(tensor)
+    n = b.type_of(x).shape[_movement._axis(axis, b.type_of(x).ndim)]
+    sizes = split_size_or_sections
+    if isinstance(sizes, (int, np.integer)):
+        if sizes <= 0:
+            raise ValueError(f"ops.split: split_size_or_sections must be positive, got {sizes}")
+        cuts = list(range(int(sizes), n, int(sizes)))
+    else:
+        sizes = [int(s) for s in sizes]
+        if int(np.sum(sizes)) != n:
+            raise ValueError(f"ops.split: the sizes {sizes} do not add up to {n}")
+        cuts = np.cumsum(sizes)[:-1].tolist()
+    return tuple(_movement.split_parts(b, x, cuts, axis, even=False))
+
+
+@functional
+def diag(b, input):
+    """``ops.diag(input)``: a tensor of rank 2k with ``input`` on its diagonal."""
+    x = b.const(input)
+    shape = b.type_of(x).shape
+    if not shape:
+        raise ValueError("ops.diag: the rank of input must be at least 1")
+    flat = _movement.lower_diag(b, _shape.reshape_to(b, x, (-1,)))
+    return _shape.reshape_to(b, flat, shape + shape)
+
+
+@functional
+def trace(b, input):
+    """``ops.trace(input)``: the sum of a matrix's diagonal."""
+    if b.type_of(b.const(input)).ndim != 2:
+        raise ValueError("ops.trace: input must be a 2-D tensor")
+    return _movement.lower_trace(b, input)
+
+
+@functional
+def sort(b, input_x, axis=-1, descending=False):
+    """``ops.sort(input_x, axis=-1, descending=False)``: ``(values, indices)``; the
+    gradient of the values goes back through the permutation."""
+    values, order = _movement.sort_with_indices(b, input_x, axis, "stable", bool(descending))
+    return values, b.cast(order, dtype=np.dtype(np.int32))
+
+
+@functional
+def gather(b, input_params, input_indices, axis, batch_dims=0):
+    """``ops.gather(input_params, input_indices, axis)``: ``np.take`` along ``axis``."""
+    if batch_dims:
+        raise UnsupportedOperationError("ops.gather(..., batch_dims=) is not supported")
+    return _indexing.lower_take(b, input_params, input_indices, axis)
+
+
+@functional
+def gather_elements(b, input, dim, index):
+    """``ops.gather_elements(input, dim, index)``: ``input`` read at ``index`` along
+    ``dim`` (``index`` may be smaller than ``input`` on the other axes)."""
+    x, idx = b.const(input), b.const(index)
+    axis = _movement._axis(dim, b.type_of(x).ndim)
+    return _movement.along_axis(b, x, idx, axis, sizes=b.type_of(idx).shape)
+
+
+class Tile(Primitive):
+    """``Tile()(input, dims)``."""
+
+    def __ad_lower__(self, b, x, dims):
+        return _movement.lower_tile(b, x, dims)
+
+
+class Sort(Primitive):
+    """``Sort(axis=-1, descending=False)(x)``: ``(values, int32 indices)``."""
+
+    def __init__(self, axis=-1, descending=False):
+        self.axis, self.descending = int(axis), bool(descending)
+
+    def __ad_lower__(self, b, x):
+        return find_lowering(sort)(b, x, self.axis, self.descending)
+
+
 __all__ = [
     "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "pow", "square", "sqrt", "abs",
     "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
@@ -339,7 +458,105 @@ __all__ = [
     "Sigmoid", "ReLU", "Square", "Sqrt", "Abs", "Neg", "Maximum", "Minimum", "ReduceSum",
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
+    "tile", "repeat_elements", "flip", "roll", "swapaxes", "moveaxis", "hstack", "vstack",
+    "split", "diag", "diagonal", "tril", "triu", "sort", "trace", "kron", "gather",
+    "gather_elements", "Tile", "Sort",
 ]
+
+
+# -- linear algebra: MindSpore's spellings of np.linalg (ops/decompositions.py) ---------------
+
+from . import decompositions as _dec, norms as _norms  # noqa: E402
+
+inverse = _same_as(np.linalg.inv, "inverse")
+det = _same_as(np.linalg.det, "det")
+slogdet = _same_as(np.linalg.slogdet, "slogdet")
+matrix_power = _same_as(np.linalg.matrix_power, "matrix_power")
+
+
+@functional
+def cholesky(b, input_x, upper=False):
+    """``ops.cholesky(input_x, upper=False)``: as ``np.linalg.cholesky``."""
+    return _dec.lower_cholesky(b, input_x, upper=upper)
+
+
+@functional
+def svd(b, input, full_matrices=False, compute_uv=True):
+    """``ops.svd``: ``(s, u, v)`` (``v``, not its transpose), or ``s`` alone."""
+    if not compute_uv:
+        return _dec.lower_svd(b, input, full_matrices=full_matrices, compute_uv=False)
+    u, s, vt = _dec.lower_svd(b, input, full_matrices=full_matrices)
+    return s, u, _linalg.swap_last(b, vt)
+
+
+@functional
+def qr(b, input, mode="reduced"):
+    """``ops.qr(input, mode='reduced')``: ``(Q, R)``."""
+    return _dec.lower_qr(b, input, mode=mode)
+
+
+@functional
+def pinv(b, x, *, atol=None, rtol=None, hermitian=False):
+    """``ops.pinv(x)`` with the default tolerances (as ``np.linalg.pinv(x)``)."""
+    if atol is not None or rtol is not None:
+        from ..errors import UnsupportedOperationError
+        raise UnsupportedOperationError("ops.pinv(..., atol=, rtol=) is not supported",
+                                        hint="use np.linalg.pinv(x, rcond=...)")
+    return _dec.lower_pinv(b, x, hermitian=hermitian)
+
+
+@functional
+def norm(b, A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """``ops.norm(A, ord=None, dim=None, keepdim=False)``: as ``np.linalg.norm``."""
+    out = _norms.lower_norm(b, A, ord=ord, axis=dim, keepdims=keepdim)
+    return out if dtype is None else b.cast(out, dtype=np.dtype(dtype))
+
+
+__all__ += ["inverse", "det", "slogdet", "matrix_power", "cholesky", "svd", "qr", "pinv",
+            "norm"]
+# -- products (MindSpore 2.x spellings of np.dot, np.inner, np.outer, np.tensordot, np.einsum) --
+
+dot = _same_as(np.dot, "dot")
+inner = _same_as(np.inner, "inner")
+outer = _same_as(np.outer, "outer")
+
+
+@functional
+def tensor_dot(b, x1, x2, axes):
+    """``ops.tensor_dot(x1, x2, axes)``: ``np.tensordot`` (``axes`` an int, a pair of ints or
+    a pair of sequences)."""
+    return _linalg.lower_tensordot(b, x1, x2, axes)
+
+
+@functional
+def einsum(b, equation, *operands):
+    """``ops.einsum(equation, *operands)``: ``np.einsum`` (sublist form too)."""
+    return _einsum.lower_einsum(b, equation, *operands)
+
+
+def _ranked_matmul(name, x_min, x_max, y_min, y_max):
+    def lower(b, x, y):
+        x, y = b.const(x), b.const(y)
+        xd, yd = b.type_of(x).ndim, b.type_of(y).ndim
+        if not (x_min <= xd <= x_max and y_min <= yd <= y_max):
+            raise ValueError(f"ops.{name}: operands of {xd} and {yd} dimensions are not "
+                             f"supported (want {x_min}..{x_max} and {y_min}..{y_max})")
+        return b.matmul(x, y)
+    lower.__name__ = name
+    lower.__doc__ = f"``ops.{name}``: ``np.matmul`` on operands of the ranks MindSpore allows."
+    return lower
+
+
+bmm = functional(_ranked_matmul("bmm", 3, 64, 2, 64))
+mm = functional(_ranked_matmul("mm", 2, 2, 2, 2))
+
+
+class BatchMatMul(MatMul):
+    """``BatchMatMul(transpose_a=False, transpose_b=False)(a, b)``: batched ``a @ b``, the
+    flags transposing the last two axes first."""
+
+
+__all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
 
 from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
 from .operations_building import __all__ as _building_all  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import building as _building, predicates as _predicates
+from . import building as _building, movement as _movement, predicates as _predicates
 from .operations import _ms_axis, _same_as, functional
 
 isnan = _same_as(np.isnan, "isnan")
@@ -67,7 +67,7 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 def argsort(b, input, axis=-1, descending=False):  # noqa: A002 - MindSpore's name
     """``ops.argsort(input, axis=-1, descending=False)``: the sorting permutation."""
     x = b.const(input)
-    return _predicates.lower_argsort(b, b.neg(x) if descending else x, axis, kind="stable")
+    return _movement.lower_argsort(b, b.neg(x) if descending else x, axis, kind="stable")
 
 
 @functional

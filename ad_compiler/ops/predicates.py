@@ -82,10 +82,6 @@ def lower_array_equal(b, a1, a2, equal_nan=False):
 
 # -- orderings and counts ------------------------------------------------------------------
 
-_ORDERS = [ex((5,), axis=-1), ex((3, 4), axis=0), ex((2, 3), axis=None),
-           ex(np.array([2.0, 1.0, 2.0, 0.0]), axis=0)]
-_declare("argsort", "np.argsort({0}, axis={axis}, kind={kind})",
-         examples=[ex(*e.inputs, **e.params, kind="stable") for e in _ORDERS])
 _declare("argpartition", "np.argpartition({0}, {kth}, axis={axis})",
          examples=[ex((5,), kth=2, axis=-1), ex((3, 4), kth=(0, 3), axis=1),
                    ex((2, 3), kth=1, axis=0)])
@@ -103,19 +99,6 @@ def _axis_or_none(axis, ndim):
         return None
     (ax,) = normalize_axis(axis, ndim)
     return ax
-
-
-@lowering(np.argsort)
-@method("argsort")
-def lower_argsort(b, a, axis=-1, kind=None, order=None, *, stable=None):
-    """``np.argsort``: the permutation that sorts ``a`` (no gradient: integers)."""
-    if order is not None:
-        raise UnsupportedOperationError("np.argsort(..., order=) is not supported",
-                                        hint="order= applies to structured arrays only")
-    x = b.const(a)
-    if stable:
-        kind = "stable"
-    return b.emit("argsort", x, axis=_axis_or_none(axis, max(b.type_of(x).ndim, 1)), kind=kind)
 
 
 def _static_kth(kth):

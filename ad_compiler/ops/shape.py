@@ -44,7 +44,7 @@ primitive(
 )
 
 primitive(
-    "broadcast_to", view=True, emit="np.broadcast_to({0}, {shape})", family=F,
+    "broadcast_to", view="readonly", emit="np.broadcast_to({0}, {shape})", family=F,
     infer=lambda t, *, shape: AType(tuple(np.broadcast_shapes(t.shape, tuple(shape))),
                                     t.dtype, False),
     vjp=lambda b, ct, out, x, *, shape: (b.fit(ct, x),),
@@ -359,8 +359,8 @@ def concat_list(b, arrays, axis=0):
     values = [b.const(a) for a in arrays]
     if axis is None:
         values, axis = [reshape_to(b, v, (-1,)) for v in values], 0
-    if len(values) == 1:
-        return values[0]
+    if len(values) == 1:  # np.concatenate always makes a new array
+        return b.copy(values[0])
     return b.concat(*values, axis=int(axis))
 
 
@@ -380,13 +380,3 @@ def lower_stack(b, arrays, axis=0, out=None, *, dtype=None, casting="same_kind")
     if out is not None or dtype is not None:
         raise UnsupportedOperationError("np.stack(..., out=/dtype=) is not supported")
     return stack_list(b, arrays, axis)
-
-
-@lowering(np.pad)
-def lower_pad(b, array, pad_width, mode="constant", constant_values=0):
-    """Zero padding only (the mode the adjoints need); other modes are not differentiable here."""
-    if mode != "constant" or np.any(np.asarray(constant_values) != 0):
-        raise UnsupportedOperationError("np.pad: only mode='constant' with zeros is supported")
-    x = b.const(array)
-    width = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (b.type_of(x).ndim, 2))
-    return b.pad(x, pad_width=tuple((int(lo), int(hi)) for lo, hi in width))

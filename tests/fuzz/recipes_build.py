@@ -145,8 +145,6 @@ RECIPES = {
     "numpy.bitwise_xor": _nondiff_mask("np.bitwise_xor({x} > 0, {x} < {lit})"),
     "numpy.invert": _nondiff_mask("np.invert({x} > {lit})"),
     # orderings and counts: integers used as indices and factors
-    "numpy.argsort": _order("np.argsort({x})"),
-    "method.argsort": _order("{x}.argsort()"),
     OPS + "argsort": _order("ops.argsort({x}, descending=True)"),
     "numpy.argpartition": _order("np.argpartition({x}, 0)"),
     "method.argpartition": _order("{x}.argpartition(0)"),
@@ -159,13 +157,13 @@ RECIPES = {
 
 _NONDIFF = ("isnan", "isfinite", "isinf", "isclose", "allclose", "array_equal", "logical_and",
             "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-            "bitwise_xor", "invert", "argsort", "argpartition", "searchsorted",
+            "bitwise_xor", "invert", "argpartition", "searchsorted",
             "count_nonzero")
 _SHAPE = ("append", "diff", "cross", "select", "gradient", "linspace", "atleast_1d",
           "atleast_2d", "atleast_3d", "partition")
 
 FEATURES = {**{f"numpy.{n}": "nondiff" for n in _NONDIFF},
-            **{f"method.{n}": "nondiff" for n in ("argsort", "argpartition", "searchsorted")},
+            **{f"method.{n}": "nondiff" for n in ("argpartition", "searchsorted")},
             **{f"numpy.{n}": "shape" for n in _SHAPE}}
 
 
