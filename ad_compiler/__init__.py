@@ -8,7 +8,7 @@ MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOpera
 """
 from . import dtype, nn, ops
 from .api.checking import check_grad
-from .api.custom_rules import custom_vjp
+from .api.custom_rules import custom_jvp, custom_vjp
 from .api.extension import primitive
 from .api.grad import GradOperation, grad, value_and_grad
 from .api.hessian import hessian, hvp
@@ -24,5 +24,5 @@ __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "dtype", "nn", "ops",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
     "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
-    "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp",
+    "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
 ]

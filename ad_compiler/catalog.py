@@ -43,6 +43,7 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
 
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
 PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
+                            "np.average": (A((2, 3)), 1, A((3,))),
                             "np.linalg.solve": (A((3, 3)), A((3,))),
                             "np.linalg.matrix_power": (A((3, 3)), 2),
                             "ops.matrix_power": (A((3, 3)), 2)}
@@ -57,6 +58,7 @@ PROBES.update({  # data movement (ops/movement.py)
     "ops.gather": (A((2, 3)), np.array([0]), 1),
     "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
 })
+PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
 _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},

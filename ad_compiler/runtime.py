@@ -20,8 +20,13 @@ Invariants:
   argument's shape and dtype (0-d inputs give 0-d arrays);
 * ``index`` is anything NumPy accepts as an index, and ``value`` broadcasts to
   the selection, with NumPy's casting rules for assignment.
+
+:func:`sinc_derivative` gives the derivatives of ``np.sinc`` (of every order, exact
+at 0), which no NumPy function computes.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -72,6 +77,90 @@ def winners(shape, index):
     ids[index] = order
     return ids[index] == order
 
+
+def linear_recurrence(a, b, axis, reverse=False):
+    """``h`` with ``h[0] = b[0]`` and ``h[k] = a[k] * h[k-1] + b[k]`` along ``axis``
+    (``h[n-1] = b[n-1]`` and ``h[k] = a[k] * h[k+1] + b[k]`` when ``reverse``).
+
+    >>> linear_recurrence(np.array([9.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), 0)
+    array([ 1.,  3., 10.])
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    h = np.moveaxis(np.array(b, dtype=np.result_type(a.dtype, b.dtype)), axis, 0)
+    a = np.moveaxis(a, axis, 0)
+    n = h.shape[0]
+    steps = range(n - 2, -1, -1) if reverse else range(1, n)
+    prev = 1 if reverse else -1
+    for k in steps:
+        h[k] += a[k] * h[k + prev]
+    return np.moveaxis(h, 0, axis)
+
+
+
+def quantile_weights(x, q, axis=None, scale=1, method="linear"):
+    """The derivative of ``np.quantile(x, q / scale, axis, method=method)`` by ``x``
+    (method 'linear' or 'lower'): an array of shape ``np.shape(q) + x.shape``, one set
+    of weights per quantile.
+
+    In each reduced slice a quantile interpolates two order statistics with weights
+    ``1 - g`` and ``g`` (``g = 0`` for 'lower'); each weight goes to the elements equal
+    to its order statistic, split evenly among them when values tie. Elements of a
+    slice holding NaN get 0.
+
+    >>> quantile_weights(np.array([4.0, 1.0, 3.0, 2.0]), 0.5)
+    array([0. , 0. , 0.5, 0.5])
+    """
+    x = np.asarray(x)
+    qs = np.asarray(q, dtype=np.float64) / scale
+    axes = tuple(range(x.ndim)) if axis is None else tuple(
+        a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    rest = [i for i in range(x.ndim) if i not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ordered = np.sort(flat, axis=-1)
+    back = np.argsort(rest + list(axes))
+    dtype = np.result_type(x.dtype, np.float16)  # a quantile's dtype: ints give float64
+    out = [np.transpose(_slice_weights(flat, ordered, float(p), dtype, method == "lower")
+                        .reshape(moved.shape), back) for p in qs.reshape(-1)]
+    return np.stack(out).reshape(qs.shape + x.shape) if out else np.zeros(qs.shape + x.shape,
+                                                                          dtype)
+
+
+def _slice_weights(flat, ordered, q, dtype, lower=False):
+    """Weights of one quantile ``q`` over the last axis of ``flat`` (sorted: ``ordered``)."""
+    n = flat.shape[-1]
+    weights = np.zeros(flat.shape, dtype=dtype)
+    if not n:
+        return weights
+    virtual = min(max(n * q + (1 - q) - 1, 0.0), n - 1.0)  # NumPy's virtual index
+    lo = int(np.floor(virtual))
+    virtual = lo if lower else virtual
+    for k, w in ((lo, 1.0 - (virtual - lo)), (min(lo + 1, n - 1), virtual - lo)):
+        hits = flat == ordered[..., k:k + 1]
+        weights += (w * hits / np.maximum(hits.sum(axis=-1, keepdims=True), 1)).astype(dtype)
+    return weights
+
+
+def nonzero_divisor(scale):
+    """``scale`` itself, after NumPy's check in ``np.average`` that no weight sum is 0.
+
+    >>> nonzero_divisor(np.array([2.0, 0.0]))
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: Weights sum to zero, can't be normalized
+    """
+    if np.any(scale == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    return scale
+
+
+def median_index(x, axis, keepdims=False):
+    """Where the lower median of ``x`` along ``axis`` is (``int64``): the element at sorted
+    position ``(n - 1) // 2`` (a stable sort, so among ties the first in order)."""
+    x = np.asarray(x)
+    order = np.argsort(x, axis=axis, kind="stable")
+    index = np.take(order, [(x.shape[axis] - 1) // 2], axis=axis).astype(np.int64)
+    return index if keepdims else np.squeeze(index, axis)
 
 def gap_divide(a, w, sign=0):
     """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
@@ -141,3 +230,29 @@ def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
     cols = np.arange(n) + max(offset, 0)
     np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = v
     return out
+
+
+def sinc_derivative(x, order):
+    """The ``order``-th derivative of ``np.sinc`` at ``x``, with ``np.sinc``'s result type.
+
+    With ``u = pi x`` it is ``pi**order`` times the derivative of ``sin(u) / u``:
+    its Maclaurin series where ``|u| < 1`` (exact at 0, no cancellation), else
+    Leibniz's rule on ``sin(u) * (1 / u)``.
+
+    >>> math.isclose(sinc_derivative(0.0, 2), -math.pi ** 2 / 3)
+    True
+    """
+    x = np.asarray(x)
+    u = np.pi * x.astype(np.float64)
+    small = np.abs(u) < 1.0
+    near = np.zeros_like(u)
+    for n in range((order + 1) // 2, (order + 1) // 2 + 14):
+        near += (-1.0) ** n * u ** (2 * n - order) / (math.factorial(2 * n - order) * (2 * n + 1))
+    far_u = np.where(small, 1.0, u)
+    far = np.zeros_like(u)
+    for j in range(order + 1):
+        k = order - j
+        far += (math.comb(order, j) * (-1.0) ** k * math.factorial(k)
+                * np.sin(far_u + j * np.pi / 2) / far_u ** (k + 1))
+    out = (np.where(small, near, far) * np.pi ** order).astype(np.result_type(x, 1.0))
+    return out[()]

@@ -16,14 +16,15 @@ gradient from the call, as in MindSpore.
 from __future__ import annotations
 
 from .control import _replay
-from .reverse import STRUCTURAL_VJP, accumulate
+from .forward import STRUCTURAL_JVP
+from .reverse import ARG, NONE, STRUCTURAL_VJP, accumulate, vjp_function
 from ..codegen.control import rebind
 from ..codegen.emit import STRUCTURAL_EMIT
-from ..errors import GradRuntimeError
+from ..errors import GradRuntimeError, UnsupportedOperationError
 from ..ir import interp, verifier
 from ..ir.builder import fit
 from ..frontend.specs import Static
-from ..frontend.custom import At, CellRule
+from ..frontend.custom import At, CellRule, JVPRule
 from ..ir.clone import inline
 from ..ir.control import free_values
 
@@ -51,6 +52,8 @@ def vjp_bprop_call(b, op, cts, active) -> None:
     douts = [cts.get(id(r)) or b.emit("zeros_like", r) for r in outputs]
     if isinstance(rule, CellRule):
         grads = _cell_backward(b, op, outputs, douts)
+    elif isinstance(rule, JVPRule):
+        grads = _transposed_jvp(b, op, douts)
     else:
         grads = _function_backward(b, op, douts)
     _residual_backward(b, op, cts, active)
@@ -132,6 +135,69 @@ def _function_backward(b, op, douts) -> list:
     return grads
 
 
+def _lifted_jvp(op):
+    """The rule ``jvp(primals, tangents)`` of a ``custom_jvp`` call, lifted: its arguments
+    are the primals then the tangents; returns (lifted, indices of the tangent outputs)."""
+    from ..frontend import lift
+    rule = op.params["rule"]
+    types = tuple(v.type for v in op.inputs)
+    lifted = lift(rule.custom.jvp, (types, types))
+    if lifted.params or lifted.captured.arrays:
+        what = "Parameters" if lifted.params else "arrays from outside it"
+        raise GradRuntimeError(f"{rule.name} reads {what}; pass what it needs as inputs", op.loc)
+    tree = lifted.out_tree
+    if not (isinstance(tree, tuple) and len(tree) == 2):
+        raise GradRuntimeError(f"{rule.name} must return a pair (out, tangent_out)", op.loc)
+    tangent_outs: list = []
+    _positions_in(tree[1], tangent_outs)
+    if len(tangent_outs) != op.params["n_out"]:
+        raise GradRuntimeError(f"{rule.name} returned {len(tangent_outs)} tangent(s) for "
+                               f"{op.params['n_out']} output(s)", op.loc)
+    return lifted, tangent_outs
+
+
+def _positions_in(tree, out: list) -> None:
+    if _is_position(tree):
+        out.append(tree)
+    elif isinstance(tree, (tuple, list)):
+        for t in tree:
+            _positions_in(t, out)
+
+
+def _transposed_jvp(b, op, douts) -> list:
+    """Reverse mode through a ``custom_jvp`` call: the tangent output is linear in the
+    tangents, so its VJP w.r.t. them (at any tangent, zeros here) is the cotangent of
+    the inputs."""
+    lifted, tangent_outs = _lifted_jvp(op)
+    n = len(op.inputs)
+    seeds = [NONE] * len(lifted.function.outputs)
+    for k in tangent_outs:
+        seeds[k] = ARG
+    transposed = vjp_function(lifted.function, list(range(n, 2 * n)), seeds)
+    zeros = [b.emit("zeros_like", v) for v in op.inputs]
+    ordered = [douts[tangent_outs.index(k)] for k in sorted(tangent_outs)]
+    with b.at(op.loc):
+        return inline(b, transposed, [*op.inputs, *zeros, *ordered])
+
+
+def jvp_bprop_call(b, op, vmap, tangents) -> None:
+    """Forward mode through a ``custom_jvp`` call: its rule, inlined (the value too)."""
+    rule = op.params["rule"]
+    if not isinstance(rule, JVPRule):
+        raise UnsupportedOperationError(
+            f"forward mode (jvp, jacfwd) does not go through {rule!r}", op.loc,
+            "use vjp or jacrev (a custom_jvp function has a forward-mode rule)")
+    lifted, tangent_outs = _lifted_jvp(op)
+    inputs = [vmap.get(id(v), v) for v in op.inputs]
+    ts = [tangents.get(id(v)) or b.emit("zeros_like", v) for v in inputs]
+    outs = inline(b, lifted.function, [*inputs, *ts])
+    values: list = []
+    _positions_in(lifted.out_tree[0], values)
+    for r, k, t in zip(op.results, values, tangent_outs):
+        vmap[id(r)] = outs[k]
+        tangents[id(outs[k])] = outs[t]
+
+
 def _spec(tree, values, saved: list):
     """The argument spec of a structure of ``At`` positions; appends its values to ``saved``."""
     if isinstance(tree, At):
@@ -168,3 +234,4 @@ def _is_position(g) -> bool:
 interp.STRUCTURAL_EVAL["bprop_call"] = _eval
 STRUCTURAL_EMIT["bprop_call"] = _emit
 STRUCTURAL_VJP["bprop_call"] = vjp_bprop_call
+STRUCTURAL_JVP["bprop_call"] = jvp_bprop_call

@@ -51,7 +51,7 @@ class Primitive:
     jvp: Callable | None = None
     nondiff: bool = False          # output carries no derivative (comparisons, floor, ones_like)
     examples: list = field(default_factory=list)
-    domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero
+    domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero | above_one
     array_inputs: bool = False     # the template calls methods on its inputs: no Python numbers
     view: bool | str | Callable = False  # the result may share memory with input 0 (reshape
     #                                ...); "readonly": a view NumPy makes read-only (broadcast_to,

@@ -57,6 +57,48 @@ class CustomVJP:
         return f"<custom_vjp {self.__name__}>"
 
 
+class CustomJVP:
+    """A function with a custom JVP: ``f = ms.custom_jvp(f); f.defjvp(jvp)`` where
+    ``jvp(primals, tangents) -> (out, tangent_out)`` (tuples with one entry per argument).
+
+    Forward mode uses the rule; reverse mode transposes it (the tangent is linear in
+    the tangents), so one rule serves both, as in JAX.
+    """
+
+    def __init__(self, fn: Callable[..., Any]):
+        if not callable(fn):
+            raise GradTypeError(f"custom_jvp needs a function, not {type(fn).__name__}")
+        self.fn = fn
+        self.jvp: Callable | None = None
+        functools.update_wrapper(self, fn)
+
+    def defjvp(self, jvp: Callable[..., Any]) -> None:
+        """Set the rule ``jvp(primals, tangents) -> (out, tangent_out)``."""
+        if self.jvp is not None:
+            raise GradRuntimeError(f"{self.__name__} already has a JVP rule",
+                                   hint="make a new ms.custom_jvp(fn) for another rule")
+        if not callable(jvp):
+            raise GradTypeError("defjvp(jvp) needs a function")
+        self.jvp = jvp
+
+    def checked(self) -> "CustomJVP":
+        if self.jvp is None:
+            raise GradRuntimeError(f"{self.__name__} has no JVP rule yet",
+                                   hint=f"call {self.__name__}.defjvp(jvp) first")
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<custom_jvp {self.__name__}>"
+
+
+def custom_jvp(fn: Callable[..., Any]) -> CustomJVP:
+    """``fn`` with a forward-mode rule to be given by ``.defjvp(jvp)``; see :class:`CustomJVP`."""
+    return CustomJVP(fn)
+
+
 def custom_vjp(fn: Callable[..., Any]) -> CustomVJP:
     """``fn`` with a reverse-mode rule to be given by ``.defvjp(fwd, bwd)``.
 

@@ -9,8 +9,7 @@ general handlers of :mod:`.calls`.
   ``ops.concat`` (and ``ops.Stack``/``ops.Concat``) of a list a loop built:
   ``stack_list``.
 * ``math`` functions of one-element run-time values return a Python float, as
-  in Python: the result goes through ``pyfloat``. ``math.fabs``, ``log10``,
-  ``log2``, ``hypot`` and ``tan`` are composed from other primitives here.
+  in Python: the result goes through ``pyfloat``.
 
 Choices: ``float(v)`` is the weak Python float ``pyfloat`` gives (so it meets
 float32 arrays as a Python float does); ``int(v)`` of a float or array value is
@@ -21,7 +20,6 @@ same way. ``bool(v)`` is ``v != 0``.
 from __future__ import annotations
 
 import builtins
-import math
 
 import numpy as np
 
@@ -39,13 +37,9 @@ from .statics import _READERS, _is_builtin_method_of
 _BUILTINS = {id(f): "_" + f.__name__ for f in (range, enumerate, zip, reversed, len, sum,
                                                  max, min, float, int, bool, abs)}
 
-_MATH_EXTRA = {
-    id(math.fabs): lambda b, x: b.abs(b.const(x)),
-    id(math.log10): lambda b, x: b.div(b.log(b.const(x)), b.const(math.log(10.0))),
-    id(math.log2): lambda b, x: b.div(b.log(b.const(x)), b.const(math.log(2.0))),
-    id(math.hypot): lambda b, x, y: b.sqrt(b.add(b.square(b.const(x)), b.square(b.const(y)))),
-    id(math.tan): lambda b, x: b.div(b.sin(b.const(x)), b.cos(b.const(x))),
-}
+#: id(math function) -> lowering, for a math function that needs one of its own here;
+#: the others lower through their primitives' aliases (ops/elementwise*.py)
+_MATH_EXTRA: dict = {}
 
 
 class BuiltinLifter:

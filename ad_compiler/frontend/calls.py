@@ -130,9 +130,9 @@ class CallLifter:
         return v
 
     def call_custom(self, callee, args, kwargs):
-        """A function made by ``ms.custom_vjp``: its call carries its own adjoint."""
-        from ..api.custom_rules import CustomVJP
-        if not isinstance(callee, CustomVJP):
+        """A function made by ``ms.custom_vjp``/``custom_jvp``: its call carries its own rule."""
+        from ..api.custom_rules import CustomJVP, CustomVJP
+        if not isinstance(callee, (CustomVJP, CustomJVP)):
             return NOT_HANDLED
         return call_with_rule(self, rule_of(callee), args, kwargs)
 

@@ -61,12 +61,37 @@ class FunctionRule:
         return f"custom_vjp of {self.custom.__name__}"
 
 
+@dataclass(frozen=True, eq=False)
+class JVPRule:
+    """``f(...)`` for ``f = ms.custom_jvp(fn)``: forward is ``fn`` itself; the tangent is
+    ``jvp(primals, tangents)[1]``, and reverse mode transposes that (linear) map."""
+    custom: object
+
+    @property
+    def name(self) -> str:
+        return f"{self.custom.__name__}'s jvp"
+
+    def forward(self, lifter, args, kwargs):
+        from ..errors import UnsupportedOperationError
+        if kwargs or not all(isinstance(a, Value) for a in args):
+            raise UnsupportedOperationError(
+                f"{self.custom.__name__} (a custom_jvp function) takes arrays and numbers "
+                "computed in the function, positionally",
+                hint="pass constants in through a closure of the function instead")
+        return lifter.inline_function(self.custom.fn, list(args), {}), ()
+
+    def __repr__(self) -> str:
+        return f"custom_jvp of {self.custom.__name__}"
+
+
 def rule_of(callee):
     """The adjoint rule of ``callee``'s calls, or None for an ordinary callable."""
-    from ..api.custom_rules import CustomVJP
+    from ..api.custom_rules import CustomJVP, CustomVJP
     from .resolve import is_cell
     if isinstance(callee, CustomVJP):
         return FunctionRule(callee.checked())
+    if isinstance(callee, CustomJVP):
+        return JVPRule(callee.checked())
     if is_cell(callee) and has_bprop(callee):
         return CellRule(callee)
     return None

@@ -6,9 +6,11 @@ the public functional and class forms (``ops.exp``, ``ops.MatMul`` ...) and the
 gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
 from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
+from . import scans, quantiles  # noqa: F401  (registration)
 from . import decompositions, norms  # noqa: F401  (registration: np.linalg)
 from . import einsum  # noqa: F401  (registration)
 from . import movement  # noqa: F401  (registration)
+from . import elementwise_math  # noqa: F401  (registration)
 from . import building, predicates, randomness  # noqa: F401  (registration)
 from ..ir import control  # noqa: F401  (the structured ops: if, for, while)
 from ..ad import control as _control_vjps  # noqa: F401  (their adjoints)

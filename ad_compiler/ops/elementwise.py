@@ -14,7 +14,8 @@ Invariants:
   (``b.const(1.0)``), so an adjoint is again differentiable IR.
 
 For a one-input primitive the VJP and the JVP are the same linear map,
-``g -> g * f'(x)``; :func:`unary` declares it once as ``scale(b, g, out, x)``.
+``g -> g * f'(x)``; :func:`unary` declares it once as ``scale(b, g, out, x)``, and
+:func:`binary` a two-input one from its partial derivatives.
 """
 from __future__ import annotations
 
@@ -84,6 +85,24 @@ def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=
     def jvp(b, t, out, x, **params):
         # expand_like: a Python-float tangent of np.log(1.5) (an np.float64) gets its type
         return None if t[0] is None else expand_like(b, scale(b, t[0], out, x, **params), out)
+
+    return primitive(name, emit=emit, infer=elementwise(name), vjp=vjp, jvp=jvp, family=F,
+                     examples=examples, domain=domain, aliases=aliases)
+
+
+def binary(name, emit, scales, *, examples=BINARY_EXAMPLES, domain="real", aliases=()):
+    """Declare a two-input broadcasting primitive; ``scales(b, out, x, y)`` gives
+    ``(df/dx, df/dy)`` (None for no derivative), each at the output's shape or
+    broadcastable to it."""
+    def vjp(b, ct, out, x, y):
+        dx, dy = scales(b, out, x, y)
+        return (None if dx is None else b.fit(b.mul(ct, dx), x),
+                None if dy is None else b.fit(b.mul(ct, dy), y))
+
+    def jvp(b, t, out, x, y):
+        dx, dy = scales(b, out, x, y)
+        return tangent_sum(b, out, None if dx is None else _times(b, t[0], dx),
+                           None if dy is None else _times(b, t[1], dy))
 
     return primitive(name, emit=emit, infer=elementwise(name), vjp=vjp, jvp=jvp, family=F,
                      examples=examples, domain=domain, aliases=aliases)
@@ -231,17 +250,9 @@ def _min_weights(b, x, y):
 
 
 def _extremum(name, weights, aliases):
-    def vjp(b, ct, out, x, y):
-        wx, wy = weights(b, x, y)
-        return b.fit(b.mul(ct, wx), x), b.fit(b.mul(ct, wy), y)
-
-    def jvp(b, t, out, x, y):
-        wx, wy = weights(b, x, y)
-        return tangent_sum(b, out, _times(b, t[0], wx), _times(b, t[1], wy))
-
     ties = ex(np.array([1.0, 2.0, -1.0]), np.array([1.0, 0.5, -1.0]))
-    primitive(name, emit=f"np.{name}({{0}}, {{1}})", infer=elementwise(name), vjp=vjp, jvp=jvp,
-              family=F, examples=[*BINARY_EXAMPLES, ties], aliases=aliases)
+    binary(name, f"np.{name}({{0}}, {{1}})", lambda b, out, x, y: weights(b, x, y),
+           examples=[*BINARY_EXAMPLES, ties], aliases=aliases)
 
 
 _extremum("maximum", _max_weights, (np.maximum,))

@@ -25,7 +25,10 @@ from ..ad.rules import find_lowering, register_lowering
 from ..errors import UnsupportedOperationError
 from ..ir.builder import EagerBuilder
 from . import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from . import elementwise_math as _elementwise_math  # noqa: F401
 from . import linalg as _linalg, nn_ops as _nn, reduction as _reduction, shape as _shape
+from . import quantiles as _quantiles, scans as _scans
+from ._infer import normalize_axis
 from . import einsum as _einsum
 
 _EAGER = EagerBuilder()  # stateless in eager mode: ops run at once, nothing is recorded
@@ -114,6 +117,54 @@ sigmoid = functional(_prim_lowering("sigmoid"))
 relu = functional(_prim_lowering("relu"))
 softmax = functional(_nn.lower_softmax, "softmax")
 log_softmax = functional(_nn.lower_log_softmax, "log_softmax")
+
+
+# elementwise math (ops/elementwise_math.py); MindSpore spells some two ways
+tan = _same_as(np.tan, "tan")
+asin, arcsin = _same_as(np.arcsin, "asin"), _same_as(np.arcsin, "arcsin")
+acos, arccos = _same_as(np.arccos, "acos"), _same_as(np.arccos, "arccos")
+atan, arctan = _same_as(np.arctan, "atan"), _same_as(np.arctan, "arctan")
+atan2, arctan2 = _same_as(np.arctan2, "atan2"), _same_as(np.arctan2, "arctan2")
+sinh = _same_as(np.sinh, "sinh")
+cosh = _same_as(np.cosh, "cosh")
+asinh, arcsinh = _same_as(np.arcsinh, "asinh"), _same_as(np.arcsinh, "arcsinh")
+acosh, arccosh = _same_as(np.arccosh, "acosh"), _same_as(np.arccosh, "arccosh")
+atanh, arctanh = _same_as(np.arctanh, "atanh"), _same_as(np.arctanh, "arctanh")
+log1p = _same_as(np.log1p, "log1p")
+expm1 = _same_as(np.expm1, "expm1")
+log2 = _same_as(np.log2, "log2")
+log10 = _same_as(np.log10, "log10")
+exp2 = _same_as(np.exp2, "exp2")
+logaddexp = _same_as(np.logaddexp, "logaddexp")
+logaddexp2 = _same_as(np.logaddexp2, "logaddexp2")
+hypot = _same_as(np.hypot, "hypot")
+reciprocal = _same_as(np.reciprocal, "reciprocal")
+sinc = _same_as(np.sinc, "sinc")
+deg2rad = _same_as(np.deg2rad, "deg2rad")
+rad2deg = _same_as(np.rad2deg, "rad2deg")
+absolute = _same_as(np.absolute, "absolute")
+sign = _same_as(np.sign, "sign")
+floor = _same_as(np.floor, "floor")
+ceil = _same_as(np.ceil, "ceil")
+trunc = _same_as(np.trunc, "trunc")
+fmod = _same_as(np.fmod, "fmod")
+remainder = _same_as(np.remainder, "remainder")
+float_power = _same_as(np.float_power, "float_power")
+fmax = _same_as(np.fmax, "fmax")
+fmin = _same_as(np.fmin, "fmin")
+copysign = _same_as(np.copysign, "copysign")
+
+
+@functional
+def round(b, input, *, decimals=0):  # noqa: A001 - MindSpore's name
+    """``ops.round(input, *, decimals=0)``: half to even, as ``np.round``; no gradient."""
+    return _elementwise_math.lower_round(b, input, decimals)
+
+
+@functional
+def nan_to_num(b, input, nan=0.0, posinf=None, neginf=None):
+    """``ops.nan_to_num(input, nan=0.0, posinf=None, neginf=None)``, as ``np.nan_to_num``."""
+    return _elementwise_math.lower_nan_to_num(b, input, nan=nan, posinf=posinf, neginf=neginf)
 
 
 @functional
@@ -338,6 +389,138 @@ class LogSoftmax(Softmax):
         return _nn.lower_log_softmax(b, x, self.axis)
 
 
+# -- reductions, scans and order statistics ---------------------------------------------------
+
+def _np_dtype(dtype):
+    from ..dtype import to_numpy_dtype
+    return to_numpy_dtype(dtype)
+
+
+@functional
+def prod(b, input, axis=None, keep_dims=False, dtype=None):
+    """``ops.prod(input, axis=None, keep_dims=False, dtype=None)``; ``axis=()`` means every axis."""
+    return _reduction.lower_prod(b, input, axis=_ms_axis(axis), keepdims=keep_dims,
+                                 dtype=_np_dtype(dtype))
+
+
+@functional
+def cumsum(b, x, axis, dtype=None):
+    """``ops.cumsum(x, axis, dtype=None)``: the cumulative sum along ``axis``."""
+    return _scans.lower_cumsum(b, x, axis=axis, dtype=_np_dtype(dtype))
+
+
+@functional
+def cumprod(b, input, dim, dtype=None):
+    """``ops.cumprod(input, dim, dtype=None)``: the cumulative product along ``dim``."""
+    return _scans.lower_cumprod(b, input, axis=dim, dtype=_np_dtype(dtype))
+
+
+def _refuse_initial_where(name, initial, where):
+    if initial is not None or where is not None:
+        from ..errors import UnsupportedOperationError
+        raise UnsupportedOperationError(f"ops.{name}(..., initial=..., where=...) is not supported",
+                                        hint="select the elements first (ops.where) instead")
+
+
+@functional
+def amax(b, input, axis=None, keepdims=False, *, initial=None, where=None):
+    """``ops.amax(input, axis=None, keepdims=False)``: the maximum (ties share the gradient)."""
+    _refuse_initial_where("amax", initial, where)
+    return _reduction.lower_max(b, input, axis=_ms_axis(axis), keepdims=keepdims)
+
+
+@functional
+def amin(b, input, axis=None, keepdims=False, *, initial=None, where=None):
+    """``ops.amin(input, axis=None, keepdims=False)``: the minimum (ties share the gradient)."""
+    _refuse_initial_where("amin", initial, where)
+    return _reduction.lower_min(b, input, axis=_ms_axis(axis), keepdims=keepdims)
+
+
+@functional
+def std(b, input, axis=None, ddof=0, keepdims=False):
+    """``ops.std(input, axis=None, ddof=0, keepdims=False)``; ``ddof=True`` is ``ddof=1``."""
+    return _reduction.lower_std(b, input, axis=_ms_axis(axis), ddof=int(ddof), keepdims=keepdims)
+
+
+@functional
+def var(b, input, axis=None, ddof=0, keepdims=False):
+    """``ops.var(input, axis=None, ddof=0, keepdims=False)``; ``ddof=True`` is ``ddof=1``."""
+    return _reduction.lower_var(b, input, axis=_ms_axis(axis), ddof=int(ddof), keepdims=keepdims)
+
+
+@functional
+def nansum(b, input, axis=None, keepdims=False, *, dtype=None):
+    """``ops.nansum(input, axis=None, keepdims=False, *, dtype=None)``: NaN counts as 0."""
+    return _reduction.lower_nansum(b, input, axis=_ms_axis(axis), keepdims=keepdims,
+                                   dtype=_np_dtype(dtype))
+
+
+@functional
+def nanmean(b, input, axis=None, keepdims=False, *, dtype=None):
+    """``ops.nanmean(input, axis=None, keepdims=False, *, dtype=None)``: the mean without NaN."""
+    return _reduction.lower_nanmean(b, input, axis=_ms_axis(axis), keepdims=keepdims,
+                                    dtype=_np_dtype(dtype))
+
+
+@functional
+def quantile(b, input, q, axis=None, keepdims=False):
+    """``ops.quantile(input, q, axis=None, keepdims=False)``: linear interpolation, as NumPy."""
+    return _quantiles.quantile_of(b, input, q, axis, keepdims)
+
+
+@functional
+def median(b, input, axis=-1, keepdims=False):
+    """``ops.median(input, axis=-1, keepdims=False)``: ``(values, indices)`` of the lower
+    median along ``axis``; the gradient goes to the median element (split among ties)."""
+    return _quantiles.lower_ms_median(b, input, axis, keepdims)
+
+
+@functional
+def logsumexp(b, input, axis, keep_dims=False):
+    """``ops.logsumexp(input, axis, keep_dims=False)``: ``log(sum(exp(x - m))) + m`` with
+    ``m`` the (constant) maximum, so nothing overflows; its gradient is the softmax."""
+    x = b.const(input)
+    axis = _ms_axis(axis)
+    top = b.stop_gradient(_reduction.lower_max(b, x, axis=axis, keepdims=True))
+    total = b.log(_reduction.lower_sum(b, b.exp(b.sub(x, top)), axis=axis, keepdims=keep_dims))
+    return b.add(total, _shape.reshape_to(b, top, b.type_of(total).shape))
+
+
+class ReduceProd(_Reduce):
+    """``ReduceProd(keep_dims=False)(x, axis=())``: the product over ``axis`` (``()`` = all)."""
+
+    _lower = staticmethod(_reduction.lower_prod)
+
+
+class ReduceMax(_Reduce):
+    """``ReduceMax(keep_dims=False)(x, axis=())``: the maximum over ``axis`` (``()`` = all)."""
+
+    _lower = staticmethod(_reduction.lower_max)
+
+
+class ReduceMin(_Reduce):
+    """``ReduceMin(keep_dims=False)(x, axis=())``: the minimum over ``axis`` (``()`` = all)."""
+
+    _lower = staticmethod(_reduction.lower_min)
+
+
+class CumSum(Primitive):
+    """``CumSum(exclusive=False, reverse=False)(x, axis)``: the cumulative sum along ``axis``,
+    from the end when ``reverse``, each element left out of its own sum when ``exclusive``."""
+
+    def __init__(self, exclusive=False, reverse=False):
+        self.exclusive = bool(exclusive)
+        self.reverse = bool(reverse)
+
+    def __ad_lower__(self, b, x, axis):
+        x = b.const(x)
+        (axis,) = normalize_axis(int(axis), max(b.type_of(x).ndim, 1))
+        if self.reverse:
+            x = _scans.flip(b, x, axis)
+        out = _scans.lower_cumsum(b, x, axis=axis)
+        if self.exclusive:
+            out = _scans.shift_right(b, out, axis)
+        return _scans.flip(b, out, axis) if self.reverse else out
 # -- data movement (ops/movement.py), MindSpore 2.x signatures ------------------------------------
 
 from . import indexing as _indexing, movement as _movement  # noqa: E402
@@ -454,10 +637,17 @@ __all__ = [
     "neg", "add", "sub", "mul", "div", "matmul", "maximum", "minimum", "sum", "mean",
     "transpose", "reshape", "expand_dims", "squeeze", "concat", "stack", "where", "softmax",
     "log_softmax", "stop_gradient",
+    "tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "atan2", "arctan2", "sinh",
+    "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "log1p", "expm1",
+    "log2", "log10", "exp2", "logaddexp", "logaddexp2", "hypot", "reciprocal", "sinc",
+    "deg2rad", "rad2deg", "absolute", "sign", "floor", "ceil", "trunc", "round", "fmod",
+    "remainder", "float_power", "fmax", "fmin", "copysign", "nan_to_num",
     "Primitive", "MatMul", "Mul", "Add", "Sub", "Div", "Exp", "Log", "Pow", "Sin", "Cos", "Tanh",
     "Sigmoid", "ReLU", "Square", "Sqrt", "Abs", "Neg", "Maximum", "Minimum", "ReduceSum",
     "ReduceMean", "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Stack", "Softmax",
     "LogSoftmax",
+    "prod", "cumsum", "cumprod", "amax", "amin", "std", "var", "nansum", "nanmean", "quantile",
+    "logsumexp", "median", "ReduceProd", "ReduceMax", "ReduceMin", "CumSum",
     "tile", "repeat_elements", "flip", "roll", "swapaxes", "moveaxis", "hstack", "vstack",
     "split", "diag", "diagonal", "tril", "triu", "sort", "trace", "kron", "gather",
     "gather_elements", "Tile", "Sort",

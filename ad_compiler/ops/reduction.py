@@ -1,4 +1,6 @@
-"""Reductions: sum, mean, max, min, and their lowerings (np.sum, x.sum(), ...).
+"""Reductions: sum, mean, max, min, prod, std, all, any, and their lowerings (np.sum,
+x.sum(), ...), with np.var, np.ptp, np.average and the NaN-ignoring np.nansum,
+np.nanmean, np.nanmax, np.nanmin lowered onto them.
 
 Invariants:
 
@@ -7,7 +9,11 @@ Invariants:
 * a VJP puts the reduced axes back with a reshape (``keep_dims_of``), lets
   broadcasting do the rest where it can, and returns a cotangent of ``x``'s type;
 * max/min send the gradient to the positions that attain the extremum,
-  split evenly among ties (as ``maximum``/``minimum`` do).
+  split evenly among ties (as ``maximum``/``minimum`` do);
+* prod's derivatives are products of the other elements (``scans.others_product``),
+  never a division by ``x``, so they are exact where ``x`` has zeros;
+* a lowering computes with NumPy's own operations in NumPy's order, so its value
+  (and dtype) is the one the NumPy function returns.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._infer import as_float, normalize_axis, result_type, static_axis
+from .scans import others_product
 
 F = "reduction"
 
@@ -122,9 +129,48 @@ _extremum("max")
 _extremum("min")
 
 
+# -- prod: derivatives from products of the other elements (exact where x has zeros) ---
+
+def _others(b, x, axis):
+    """At each element of ``x``, the product of the other elements it is reduced with.
+
+    Several axes are moved last and flattened into one, whose exclusive cumulative
+    products from both ends multiply to the product of the others: no division by
+    ``x``, so one zero gives the product of the rest at its position and two give 0.
+    """
+    xt = b.type_of(x)
+    axes = normalize_axis(axis, xt.ndim)
+    if not axes:
+        return b.ones_like(x)
+    if len(axes) == 1:
+        return others_product(b, x, axes[0])
+    kept = [i for i in range(xt.ndim) if i not in axes]
+    perm = tuple(kept + list(axes))
+    moved = x if perm == tuple(range(xt.ndim)) else b.transpose(x, axes=perm)
+    lead = tuple(xt.shape[i] for i in kept)
+    flat = b.reshape(moved, shape=lead + (reduced_count(xt, axes),))
+    others = b.reshape(others_product(b, flat, len(lead)), shape=b.type_of(moved).shape)
+    return others if moved is x else b.transpose(others, axes=tuple(np.argsort(perm).tolist()))
+
+
+primitive(
+    "prod", emit="{0}.prod(axis={axis}, keepdims={keepdims})", array_inputs=True,
+    infer=reduce_infer("prod"), family=F,
+    vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
+        b.fit(b.mul(keep_dims_of(b, ct, x, axis, keepdims), _others(b, x, axis)), x),),
+    jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(
+        b.mul(t[0], _others(b, x, axis)), axis=axis, keepdims=keepdims),
+    examples=[*REDUCE_EXAMPLES, ex((2, 3, 2), axis=(2, 0), keepdims=True),
+              ex(np.array([1.5, 0.0, -2.0]), axis=None, keepdims=False),           # one zero
+              ex(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]), axis=None, keepdims=False),
+              ex(np.array([[0.0, 2.0], [0.5, 0.0], [3.0, 1.0]]), axis=(0, 1), keepdims=True),
+              ex(np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]]), axis=1, keepdims=False)],
+)
+
+
 # -- lowerings ----------------------------------------------------------------------
 
-def _reduce_input(b, prim, a, out, dtype):
+def reduce_input(b, prim, a, out, dtype):
     """The array a reduction reads (cast to ``dtype`` if given); ``out=`` is refused."""
     if out is not None:
         raise UnsupportedOperationError(f"{prim}(..., out=...) is not supported",
@@ -136,7 +182,7 @@ def _reduce_input(b, prim, a, out, dtype):
 
 
 def _reduce(b, prim, a, axis, out, keepdims, keep_dims, dtype=None):
-    x = _reduce_input(b, prim, a, out, dtype)
+    x = reduce_input(b, prim, a, out, dtype)
     keepdims = keepdims if keep_dims is None else keep_dims
     return b.emit(prim, x, axis=static_axis(axis), keepdims=bool(keepdims))
 
@@ -152,6 +198,13 @@ def lower_sum(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dim
 @method("mean")
 def lower_mean(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
     return _reduce(b, "mean", a, axis, out, keepdims, keep_dims, dtype)
+
+
+@lowering(np.prod)
+@method("prod")
+def lower_prod(b, a, axis=None, dtype=None, out=None, keepdims=False, *, keep_dims=None):
+    """``np.prod`` / ``x.prod()``: exact derivatives where ``x`` has zeros."""
+    return _reduce(b, "prod", a, axis, out, keepdims, keep_dims, dtype)
 
 
 @lowering(np.max, np.amax)
@@ -218,7 +271,7 @@ primitive(
 @method("var")
 def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``np.var`` as NumPy computes it: sum((x - mean(x))**2) / max(n - ddof, 0)."""
-    x = _reduce_input(b, "var", a, out, dtype)
+    x = reduce_input(b, "var", a, out, dtype)
     axis = static_axis(axis)
     squares = b.sum(b.square(_deviation(b, x, axis)), axis=axis, keepdims=bool(keepdims))
     return b.div(squares, _degrees(b, x, axis, ddof))
@@ -228,7 +281,7 @@ def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 @method("std")
 def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``np.std``: the ``std`` primitive (its derivative is 0 where the spread is)."""
-    x = _reduce_input(b, "std", a, out, dtype)
+    x = reduce_input(b, "std", a, out, dtype)
     return b.emit("std", x, axis=static_axis(axis), ddof=ddof, keepdims=bool(keepdims))
 
 
@@ -250,3 +303,110 @@ def lower_all(b, a, axis=None, out=None, keepdims=False):
 @method("any")
 def lower_any(b, a, axis=None, out=None, keepdims=False):
     return _reduce(b, "any", a, axis, out, keepdims, None)
+
+
+# -- ptp, average, and the NaN-ignoring reductions (lowerings) ----------------------------
+
+@lowering(np.ptp)
+def lower_ptp(b, a, axis=None, out=None, keepdims=False):
+    """``np.ptp``: ``max - min``, as NumPy computes it (ties split as in max and min)."""
+    x = reduce_input(b, "ptp", a, out, None)
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    return b.sub(b.max(x, axis=axis, keepdims=keepdims), b.min(x, axis=axis, keepdims=keepdims))
+
+
+def _average_weights(b, x, w, axis):
+    """``weights`` laid out to broadcast against ``x`` (NumPy's checks and messages)."""
+    xt, wt = b.type_of(x), b.type_of(w)
+    if wt.shape == xt.shape:
+        return w
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(normalize_axis(a, xt.ndim)[0] for a in axes)
+    if wt.shape != tuple(xt.shape[a] for a in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         f"axis (weights {wt.shape}, a {xt.shape}, axis {axis}).")
+    order = tuple(int(i) for i in np.argsort(axes))
+    if order != tuple(range(len(axes))):
+        w = b.transpose(w, axes=order)
+    shape = tuple(s if i in axes else 1 for i, s in enumerate(xt.shape))
+    return w if b.type_of(w).shape == shape else b.reshape(w, shape=shape)
+
+
+primitive(  # the weight sums of np.average: NumPy raises when one is 0
+    "nonzero_divisor", emit="rt.nonzero_divisor({0})", view=True, family=F,
+    infer=lambda t: t,
+    vjp=lambda b, ct, out, x: (ct,), jvp=lambda b, t, out, x: t[0],
+    examples=[ex((3,)), ex(float)],
+)
+
+
+@lowering(np.average)
+def lower_average(b, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``np.average``: ``sum(a * w) / sum(w)`` in NumPy's result dtype, as NumPy computes it.
+
+    The gradient flows to ``a`` and to the weights; weights summing to 0 raise NumPy's
+    ``ZeroDivisionError`` (``nonzero_divisor``). ``returned=True`` is not supported.
+    """
+    if returned:
+        raise UnsupportedOperationError("np.average(..., returned=True) is not supported",
+                                        hint="compute the sum of the weights separately")
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    if weights is None:
+        return lower_mean(b, a, axis=axis, keepdims=keepdims)
+    x, w = b.const(a), b.const(weights)
+    xt, wt = b.type_of(x), b.type_of(w)
+    w = _average_weights(b, x, w, axis)
+    extra = ("f8",) if xt.dtype.kind in "biu" else ()
+    dtype = np.result_type(xt.dtype, wt.dtype, *extra)
+    x, w = ((v if b.type_of(v).dtype == dtype and not b.type_of(v).weak
+             else b.cast(v, dtype=dtype)) for v in (x, w))
+    scale = b.nonzero_divisor(b.sum(w, axis=axis, keepdims=keepdims))
+    return b.div(b.sum(b.mul(x, w), axis=axis, keepdims=keepdims), scale)
+
+
+
+def _nan_input(b, prim, a, out, dtype):
+    """The array, and its NaN mask when its dtype can hold NaN (else None)."""
+    x = reduce_input(b, prim, a, out, dtype)
+    return x, (b.not_equal(x, x) if b.type_of(x).dtype.kind in "fc" else None)
+
+
+@lowering(np.nansum)
+def lower_nansum(b, a, axis=None, dtype=None, out=None, keepdims=False):
+    """``np.nansum``: NaN counts as 0 (and gets no gradient)."""
+    x, nan = _nan_input(b, "nansum", a, out, dtype)
+    if nan is not None:
+        x = b.where(nan, b.const(0), x)
+    return b.emit("sum", x, axis=static_axis(axis), keepdims=bool(keepdims))
+
+
+@lowering(np.nanmean)
+def lower_nanmean(b, a, axis=None, dtype=None, out=None, keepdims=False):
+    """``np.nanmean``: the sum of the non-NaN elements over their count."""
+    x, nan = _nan_input(b, "nanmean", a, out, dtype)
+    axis, keepdims = static_axis(axis), bool(keepdims)
+    if nan is None:
+        return b.mean(x, axis=axis, keepdims=keepdims)
+    total = b.sum(b.where(nan, b.const(0), x), axis=axis, keepdims=keepdims)
+    present = b.cast(b.equal(x, x), dtype=b.type_of(total).dtype)
+    return b.div(total, b.sum(present, axis=axis, keepdims=keepdims))
+
+
+def _lower_nan_extremum(prim, fill):
+    def lower(b, a, axis=None, out=None, keepdims=False):
+        x, nan = _nan_input(b, f"nan{prim}", a, out, None)
+        axis, keepdims = static_axis(axis), bool(keepdims)
+        if nan is None:
+            return b.emit(prim, x, axis=axis, keepdims=keepdims)
+        best = b.emit(prim, b.where(nan, b.const(fill), x), axis=axis, keepdims=keepdims)
+        # a slice of NaN only is NaN, as in NumPy (which also warns)
+        return b.where(b.all(nan, axis=axis, keepdims=keepdims), b.const(np.nan), best)
+    lower.__name__ = f"lower_nan{prim}"
+    lower.__doc__ = f"``np.nan{prim}``: the {prim} of the non-NaN elements (NaN get no gradient)."
+    return lower
+
+
+lower_nanmax = lowering(np.nanmax)(_lower_nan_extremum("max", -np.inf))
+lower_nanmin = lowering(np.nanmin)(_lower_nan_extremum("min", np.inf))

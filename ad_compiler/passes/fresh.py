@@ -28,10 +28,11 @@ def _base(v: Value) -> Value:
 
 
 def _sources(op, v) -> list:
-    """The values a structured op's result ``v`` may be: the branches' yields, or a
-    loop's initial value (no iteration) and its body's yield."""
+    """The values a structured op's result ``v`` may be: the branches' yields (the one
+    region's, for a ``bprop_call``), or a loop's initial value (no iteration) and its
+    body's yield."""
     j = op.results.index(v)
-    if op.prim == "if":
+    if op.prim in ("if", "bprop_call"):  # a call with its own rule: its region's yield
         return [r.results[j] for r in op.regions]
     if j >= op.params["n_carried"]:
         return []  # a stacked list: new

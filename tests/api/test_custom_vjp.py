@@ -213,3 +213,62 @@ def test_outside_compiled_code_it_is_the_plain_function():
     x = np.array([1.0, 2.0])
     np.testing.assert_allclose(log1pexp(x), np.log(1.0 + np.exp(x)))
     assert log1pexp.__name__ == "log1pexp"
+
+
+def test_a_custom_vjp_result_next_to_another_output():
+    def f(x, y):
+        return np.sum(y), log1pexp(x)
+    x, y = np.array([-1.3, 1.1]), np.array([0.45, 0.3])
+    (value, grads) = ms.value_and_grad(f, grad_position=(0, 1))(x, y)
+    np.testing.assert_allclose(grads[0], 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(grads[1], np.ones(2))
+
+
+# -- custom_jvp: one forward rule, transposed for reverse mode ---------------------------
+
+def softplus_j(x):
+    return np.log(1.0 + np.exp(x))
+
+
+softplus_j = ms.custom_jvp(softplus_j)
+
+
+def _softplus_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = np.log(1.0 + np.exp(x))
+    return out, t * (1.0 - np.exp(-out))       # sigmoid(x) = 1 - exp(-softplus(x))
+
+
+softplus_j.defjvp(_softplus_jvp)
+
+W = np.array([1.0, 2.0, -0.5])
+
+
+def jloss(x):
+    return np.sum(softplus_j(x * x) * W)
+
+
+def jloss_grad(x):
+    return W * 2 * x / (1 + np.exp(-x * x))
+
+
+def test_custom_jvp_in_reverse_forward_and_second_order():
+    x = np.array([0.4, -1.1, 0.9])
+    np.testing.assert_allclose(ms.grad(jloss)(x), jloss_grad(x), rtol=1e-12)
+    t = np.array([1.0, 0.5, -2.0])
+    np.testing.assert_allclose(ms.jvp(jloss, x, t)[1], jloss_grad(x) @ t, rtol=1e-12)
+    np.testing.assert_allclose(ms.hessian(jloss)(x), np.stack(
+        [fd(lambda v: jloss_grad(v)[i], x) for i in range(3)]), rtol=1e-6, atol=1e-8)
+    ms.check_grad(jloss, (x,), order=2)
+
+
+def test_custom_jvp_rule_is_used_not_the_function():
+    def same(x):
+        return x * 1.0
+    same = ms.custom_jvp(same)
+    same.defjvp(lambda primals, tangents: (primals[0] * 1.0, tangents[0] * 3.0))
+
+    def f(x):
+        return np.sum(same(x))
+    np.testing.assert_allclose(ms.grad(f)(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_allclose(ms.jvp(f, np.ones(2), np.ones(2))[1], 6.0)

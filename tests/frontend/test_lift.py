@@ -226,7 +226,7 @@ def test_value_methods_and_missing_ones():
     assert lifted.out_tree[1:] == (Static(2), Static(F64), Static(6))
 
     def bad(x):
-        return x.cumsum()
+        return x.byteswap()
     with pytest.raises(UnsupportedOperationError, match="no supported attribute or method"):
         lift(bad, (V3,))
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 HEADER = ("import math\n\nimport numpy as np\n\nimport ad_compiler as ms\nfrom ad_compiler import ops\n"
-          "from tests.fuzz.user_rules import smooth_relu, softsign\n")
+          "from tests.fuzz.user_rules import logcosh, smooth_relu, softsign\n")
 _DIR = None
 _COUNTER = itertools.count()
 

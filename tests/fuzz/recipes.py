@@ -41,9 +41,9 @@ def surface() -> set[str]:
     by_id = {id(getattr(math, n)): n for n in dir(math)}
     names |= {f"math.{by_id[i]}" for i in builtin_calls._MATH_EXTRA}
     # functions with a custom VJP are not lowerings; the fuzzer's own are listed too
-    from ad_compiler.api.custom_rules import CustomVJP
+    from ad_compiler.api.custom_rules import CustomJVP, CustomVJP
     from . import user_rules
-    names |= {_key(f) for f in vars(user_rules).values() if isinstance(f, CustomVJP)}
+    names |= {_key(f) for f in vars(user_rules).values() if isinstance(f, (CustomVJP, CustomJVP))}
     return names
 
 

@@ -5,4 +5,5 @@ from . import user_rules  # noqa: F401  (registers them, as generated programs d
 from .recipes import _unary
 
 RECIPES = {"tests.fuzz.user_rules.smooth_relu": _unary("smooth_relu({0})"),
-           "tests.fuzz.user_rules.softsign": _unary("softsign({0})")}
+           "tests.fuzz.user_rules.softsign": _unary("softsign({0})"),
+           "tests.fuzz.user_rules.logcosh": _unary("logcosh({0})")}

@@ -50,3 +50,24 @@ def _register_softsign():
 #: a function with a custom VJP (ms.custom_vjp; nothing global is registered, so a second
 #: import of this file under another name is harmless)
 softsign = _register_softsign()
+
+
+def _logcosh(x):
+    return np.log(np.cosh(x))
+
+
+def _logcosh_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return np.log(np.cosh(x)), t * np.tanh(x)
+
+
+def _register_logcosh():
+    _logcosh.__name__ = _logcosh.__qualname__ = "logcosh"
+    _logcosh.__module__ = "tests.fuzz.user_rules"
+    f = ms.custom_jvp(_logcosh)
+    f.defjvp(_logcosh_jvp)
+    return f
+
+
+#: a function with a custom JVP (ms.custom_jvp), transposed for reverse mode
+logcosh = _register_logcosh()

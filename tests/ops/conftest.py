@@ -51,6 +51,8 @@ def draw(rng, shape, domain="real"):
         return rng.uniform(0.5, 2.0, shape)
     if domain == "nonzero":
         return rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+    if domain == "above_one":
+        return rng.uniform(1.5, 3.0, shape)
     if domain == "unit":
         return rng.uniform(-0.9, 0.9, shape)
     return rng.uniform(-2.0, 2.0, shape)
