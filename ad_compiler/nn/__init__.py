@@ -6,6 +6,8 @@ re-exports them as ``ad_compiler.Parameter`` / ``ad_compiler.ParameterTuple``.
 from .cell import Cell
 from .layers import CellList, Dense, ReLU, SequentialCell, Sigmoid, Softmax, Tanh, get_activation
 from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss,
+                   KLDivLoss, L1Loss, LossBase, NLLLoss, SmoothL1Loss)
 from .parameter import Parameter, ParameterTuple
 
 __all__ = [
@@ -13,4 +15,6 @@ __all__ = [
     "Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "get_activation",
     "SequentialCell", "CellList",
     "MSELoss", "SoftmaxCrossEntropyWithLogits",
+    "LossBase", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
 ]
