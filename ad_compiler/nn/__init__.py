@@ -9,6 +9,10 @@ from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss,
                    KLDivLoss, L1Loss, LossBase, NLLLoss, SmoothL1Loss)
 from .parameter import Parameter, ParameterTuple
+from .lr_schedule import (CosineDecayLR, ExponentialDecayLR, LearningRateSchedule,
+                          PolynomialDecayLR, WarmUpLR)
+from .optim import SGD, Adagrad, Adam, AdamWeightDecay, Momentum, Optimizer, RMSProp
+from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple",
@@ -17,4 +21,7 @@ __all__ = [
     "MSELoss", "SoftmaxCrossEntropyWithLogits",
     "LossBase", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
+    "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Adagrad", "RMSProp",
+    "LearningRateSchedule", "ExponentialDecayLR", "PolynomialDecayLR", "CosineDecayLR", "WarmUpLR",
+    "WithLossCell", "WithEvalCell", "TrainOneStepCell",
 ]
