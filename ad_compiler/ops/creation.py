@@ -7,7 +7,7 @@ Invariants:
   take only static arguments, so inside compiled code they run while the
   function is compiled and their result is a constant.
 - ``assign`` writes a Parameter: an eager side effect, done outside compiled code
-  (optimizers and training cells call it between steps). Compiled code refuses it
+  (between training steps). Its lowering is a refusal: compiled code raises
   with a located error rather than differentiating through a write.
 - Results follow MindSpore: ``shape`` is a tuple of ints, ``argmax`` gives int64
   indices, a Tensor input gives a Tensor result.
@@ -119,7 +119,10 @@ def _refuse_assign(b, variable, value):
              "param.set_data, or let an optimizer update the Parameters")
 
 
+_refuse_assign.refused = True  # a located refusal, not listed as supported (catalog.py)
 register_lowering(assign, _refuse_assign)
+
+
 register_lowering(shape, lambda b, input_x: tuple(b.type_of(b.const(input_x)).shape))
 
 
@@ -155,11 +158,8 @@ class ZerosLike(Primitive):
         return find_lowering(zeros_like)(b, x)
 
 
-class Assign(Primitive):
+class Assign:
     """``Assign()(variable, value)``: as :func:`assign`, eagerly only."""
 
     def __call__(self, variable, value):
         return assign(variable, value)
-
-    def __ad_lower__(self, b, variable, value):
-        return _refuse_assign(b, variable, value)

@@ -20,7 +20,4 @@ RECIPES = {
     "ad_compiler.ops.operations.argmax": _fmt("{x} * ops.argmax({x}, -1, True)"),
 }
 
-NOT_GENERATED.update({
-    "ad_compiler.ops.creation.assign": "writes a Parameter; compiled code refuses it",
-    "ad_compiler.ops.creation.Assign": "writes a Parameter; compiled code refuses it",
-})
+NOT_GENERATED["ad_compiler.ops.creation.assign"] = "writes a Parameter; compiled code refuses it"
