@@ -9,6 +9,7 @@ from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # 
 from . import scans, quantiles  # noqa: F401  (registration)
 from . import decompositions, norms  # noqa: F401  (registration: np.linalg)
 from . import einsum  # noqa: F401  (registration)
+from . import conv  # noqa: F401  (registration)
 from . import movement  # noqa: F401  (registration)
 from . import elementwise_math  # noqa: F401  (registration)
 from ..ir import control  # noqa: F401  (the structured ops: if, for, while)
