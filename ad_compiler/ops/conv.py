@@ -30,6 +30,8 @@ when the channels disagree with the filters, as MindSpore does).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ad.rules import ex, primitive
@@ -125,6 +127,9 @@ def _bilinear_jvp(op):
     return jvp
 
 
+_CONV = "stride={stride}, dilation={dilation}, padding={padding}, groups={groups})"
+
+
 def _p2(stride=(1, 1), dilation=(1, 1), padding=((0, 0), (0, 0)), groups=1):
     return dict(stride=stride, dilation=dilation, padding=padding, groups=groups)
 
@@ -137,15 +142,14 @@ _CONV_EXAMPLES = [
 ]
 
 primitive(
-    "conv", emit=f"conv({{0}}, {{1}}, {{stride}}, {{dilation}}, {{padding}}, {{groups}})",
+    "conv", emit="conv({0}, {1}, " + _CONV,
     impl=_k.conv, globals={"conv": _k.conv}, family=F, infer=_conv_infer, vjp=_conv_vjp,
     jvp=_bilinear_jvp("conv"),
     examples=[ex(x, w, **p) for x, w, p in _CONV_EXAMPLES],
 )
 primitive(
     "conv_transpose",
-    emit=f"conv_transpose({{0}}, {{1}}, {{size}}, {{stride}}, {{dilation}}, {{padding}}, "
-         "{groups})",
+    emit="conv_transpose({0}, {1}, size={size}, " + _CONV,
     impl=_k.conv_transpose, globals={"conv_transpose": _k.conv_transpose}, family=F,
     infer=_transpose_infer, vjp=_transpose_vjp, jvp=_bilinear_jvp("conv_transpose"),
     examples=[ex((x[0], w[0]) + _k.out_size(x[2:], w[2:], p["stride"], p["dilation"],
@@ -154,8 +158,7 @@ primitive(
 )
 primitive(
     "conv_filter",
-    emit=f"conv_filter({{0}}, {{1}}, {{kernel}}, {{stride}}, {{dilation}}, {{padding}}, "
-         "{groups})",
+    emit="conv_filter({0}, {1}, kernel={kernel}, " + _CONV,
     impl=_k.conv_filter, globals={"conv_filter": _k.conv_filter}, family=F,
     infer=_filter_infer, vjp=_filter_vjp, jvp=_bilinear_jvp("conv_filter"),
     examples=[ex(x, (x[0], w[0]) + _k.out_size(x[2:], w[2:], p["stride"], p["dilation"],
@@ -190,7 +193,7 @@ def _linear_in_g(op):
     return jvp
 
 
-_POOL = "{kernel}, {stride}, {dilation}, {padding}"
+_POOL = "kernel={kernel}, stride={stride}, dilation={dilation}, padding={padding})"
 _POOL_EXAMPLES = [
     ((1, 2, 4, 4), dict(kernel=(2, 2), stride=(2, 2), dilation=(1, 1), padding=((0, 0), (0, 0)))),
     ((2, 1, 5, 4), dict(kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=((1, 1), (0, 1)))),
@@ -198,14 +201,14 @@ _POOL_EXAMPLES = [
 ]
 
 primitive(
-    "max_pool", emit=f"max_pool({{0}}, {_POOL})", impl=_k.max_pool,
+    "max_pool", emit="max_pool({0}, " + _POOL, impl=_k.max_pool,
     globals={"max_pool": _k.max_pool}, family=F, infer=_pool_infer,
     vjp=lambda b, ct, out, x, **p: (b.fit(b.max_pool_scatter(x, ct, **p), x),),
     jvp=lambda b, t, out, x, **p: b.max_pool_gather(x, t[0], **p),
     examples=[ex(x, **p) for x, p in _POOL_EXAMPLES],
 )
 primitive(
-    "max_pool_scatter", emit=f"max_pool_scatter({{0}}, {{1}}, {_POOL})",
+    "max_pool_scatter", emit="max_pool_scatter({0}, {1}, " + _POOL,
     impl=_k.max_pool_scatter, globals={"max_pool_scatter": _k.max_pool_scatter}, family=F,
     infer=_scatter_infer, jvp=_linear_in_g("max_pool_scatter"),
     vjp=lambda b, ct, out, x, g, **p: (None, b.fit(b.max_pool_gather(x, ct, **p), g)),
@@ -213,9 +216,245 @@ primitive(
                                         p["padding"]), **p) for x, p in _POOL_EXAMPLES],
 )
 primitive(
-    "max_pool_gather", emit=f"max_pool_gather({{0}}, {{1}}, {_POOL})",
+    "max_pool_gather", emit="max_pool_gather({0}, {1}, " + _POOL,
     impl=_k.max_pool_gather, globals={"max_pool_gather": _k.max_pool_gather}, family=F,
     infer=_gather_infer, jvp=_linear_in_g("max_pool_gather"),
     vjp=lambda b, ct, out, x, g, **p: (None, b.fit(b.max_pool_scatter(x, ct, **p), g)),
     examples=[ex(x, x, **p) for x, p in _POOL_EXAMPLES],
 )
+
+
+# -- static arguments --------------------------------------------------------------------------
+
+def ints(value, d: int, what: str, minimum: int = 1) -> tuple:
+    """An int or a sequence of ``d`` ints (each ``>= minimum``) as a tuple of ``d`` ints."""
+    items = (value,) * d if isinstance(value, (int, np.integer)) else value
+    if not isinstance(items, (tuple, list)) or len(items) != d or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in items):
+        raise TypeError(f"{what} must be an int or a tuple of {d} ints, got {value!r}")
+    if any(v < minimum for v in items):
+        raise ValueError(f"{what} must be >= {minimum}, got {value!r}")
+    return tuple(int(v) for v in items)
+
+
+def explicit_padding(padding, d: int, what: str) -> tuple:
+    """``padding`` (an int, ``d`` ints for both sides, or ``2d`` ints ``(before, after)`` per
+    axis: MindSpore's ``(top, bottom, left, right)``) as ``d`` pairs."""
+    items = padding if isinstance(padding, (tuple, list)) else (padding,)
+    if len(items) == 2 * d:
+        flat = ints(tuple(items), 2 * d, what, 0)
+        return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(d))
+    return tuple((p, p) for p in ints(padding, d, what, 0))
+
+
+def same_padding(size, kernel, stride, dilation) -> tuple:
+    """MindSpore's ``'same'``: ``ceil(size / stride)`` outputs, the extra pixel at the end."""
+    pads = []
+    for n, e, s in zip(size, _k.extent(kernel, dilation), stride):
+        total = max(0, (-(-n // s) - 1) * s + e - n)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def resolve_padding(pad_mode, padding, size, kernel, stride, dilation, what) -> tuple:
+    """The ``(before, after)`` pairs of ``pad_mode`` ('same', 'valid' or 'pad')."""
+    d = len(kernel)
+    mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
+    if mode not in ("same", "valid", "pad"):
+        raise ValueError(f"{what}: pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
+    pairs = explicit_padding(padding, d, f"{what} padding")
+    if mode != "pad" and any(lo or hi for lo, hi in pairs):
+        raise ValueError(f"{what}: padding must be 0 when pad_mode is {pad_mode!r}, got "
+                         f"{padding!r}; use pad_mode='pad' for explicit padding")
+    if mode == "same":
+        return same_padding(size, kernel, stride, dilation)
+    return pairs
+
+
+# -- lowerings ---------------------------------------------------------------------------------
+
+def _array(b, x, d, what):
+    x = b.const(x)
+    t = b.type_of(x)
+    if t.ndim != d + 2:
+        raise ValueError(f"{what}: the input must be {d + 2}-d (N, C, {'H, W' if d == 2 else 'L'}),"
+                         f" got shape {t.shape}")
+    return x, t
+
+
+def lower_conv(b, x, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1,
+               groups=1, *, d=2, what="ops.conv2d"):
+    """A ``d``-d convolution (MindSpore's ``ops.conv2d`` arguments), plus ``bias``."""
+    x, t = _array(b, x, d, what)
+    w = b.const(weight)
+    wt = b.type_of(w)
+    if wt.ndim != d + 2:
+        raise ValueError(f"{what}: the weight must be {d + 2}-d (C_out, C_in / groups, kernel), "
+                         f"got shape {wt.shape}")
+    groups = ints(groups, 1, f"{what} groups")[0]
+    stride, dilation = ints(stride, d, f"{what} stride"), ints(dilation, d, f"{what} dilation")
+    _check_filters(t, wt, groups, what)
+    pads = resolve_padding(pad_mode, padding, t.shape[2:], wt.shape[2:], stride, dilation, what)
+    out = b.conv(x, w, stride=stride, dilation=dilation, padding=pads, groups=groups)
+    return out if bias is None else _add_bias(b, out, bias, d)
+
+
+def _add_bias(b, out, bias, d):
+    bias = b.const(bias)
+    return b.add(out, reshape_to(b, bias, (-1,) + (1,) * d))
+
+
+def lower_conv2d(b, input, weight, bias=None, stride=1, pad_mode="valid", padding=0,
+                 dilation=1, groups=1):
+    """``ops.conv2d``: ``(N, C_in, H, W)`` by ``(C_out, C_in / groups, kh, kw)``; pad_mode
+    'valid', 'same' (extra pixel bottom/right) or 'pad' (``padding`` an int, ``(h, w)`` or
+    ``(top, bottom, left, right)``)."""
+    return lower_conv(b, input, weight, bias, stride, pad_mode, padding, dilation, groups)
+
+
+def lower_conv1d(b, input, weight, bias=None, stride=1, pad_mode="valid", padding=0,
+                 dilation=1, groups=1):
+    """``ops.conv1d``: ``(N, C_in, L)`` by ``(C_out, C_in / groups, k)``."""
+    return lower_conv(b, input, weight, bias, stride, pad_mode, padding, dilation, groups,
+                      d=1, what="ops.conv1d")
+
+
+def lower_conv_transpose(b, input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                         groups=1, dilation=1, *, d=2, what="ops.conv_transpose2d"):
+    """The transposed convolution: the input gradient of a convolution by ``weight``
+    (``(C_in, C_out / groups, kernel)``), of size ``(n - 1) * stride - before - after +
+    extent + output_padding`` per axis."""
+    y, t = _array(b, input, d, what)
+    w = b.const(weight)
+    wt = b.type_of(w)
+    groups = ints(groups, 1, f"{what} groups")[0]
+    if wt.ndim != d + 2 or wt.shape[0] != t.shape[1] or t.shape[1] % groups:
+        raise RuntimeError(f"{what}: the input has {t.shape[1]} channels, the weight {wt.shape}"
+                           f" expects {wt.shape[0] if wt.ndim else '?'} ({groups} groups)")
+    stride, dilation = ints(stride, d, f"{what} stride"), ints(dilation, d, f"{what} dilation")
+    pads = explicit_padding(padding, d, f"{what} padding")
+    extra = ints(output_padding, d, f"{what} output_padding", 0)
+    if any(e >= max(s, dl) for e, s, dl in zip(extra, stride, dilation)):
+        raise ValueError(f"{what}: output_padding {extra} must be smaller than the stride "
+                         f"{stride} or the dilation {dilation}")
+    size = tuple((n - 1) * s - lo - hi + e + x for n, s, (lo, hi), e, x in
+                 zip(t.shape[2:], stride, pads, _k.extent(wt.shape[2:], dilation), extra))
+    if min(size) < 1:
+        raise ValueError(f"{what}: the output would have spatial shape {size}")
+    out = b.conv_transpose(y, w, size=size, stride=stride, dilation=dilation, padding=pads,
+                           groups=groups)
+    return out if bias is None else _add_bias(b, out, bias, d)
+
+
+def conv_transpose2d(b, input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """``ops.conv_transpose2d``: ``(N, C_in, H, W)`` by ``(C_in, C_out / groups, kh, kw)``;
+    ``padding`` an int, ``(h, w)`` or ``(top, bottom, left, right)``."""
+    return lower_conv_transpose(b, input, weight, bias, stride, padding, output_padding,
+                                groups, dilation)
+
+
+def lower_max_pool(b, x, kernel_size, stride=None, padding=0, dilation=1, *, pad_mode="pad",
+                   d=2, what="ops.max_pool2d"):
+    """Max pooling of each channel; padding never wins (it is ``-inf``)."""
+    x, t = _array(b, x, d, what)
+    kernel = ints(kernel_size, d, f"{what} kernel_size")
+    stride = kernel if stride is None else ints(stride, d, f"{what} stride")
+    dilation = ints(dilation, d, f"{what} dilation")
+    pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, dilation, what)
+    if any(max(p) > k // 2 for p, k in zip(pads, kernel)) and pad_mode == "pad":
+        raise ValueError(f"{what}: padding {padding} must be at most half the kernel {kernel}")
+    return b.max_pool(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads)
+
+
+def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+               ceil_mode=False):
+    """``ops.max_pool2d``: the maximum of each window (the gradient goes to the first maximum
+    of a window, in row-major order)."""
+    if return_indices or ceil_mode:
+        raise UnsupportedOperationError("ops.max_pool2d with return_indices=True or "
+                                        "ceil_mode=True is not supported",
+                                        hint="pad the input so the windows fit instead")
+    return lower_max_pool(b, x, kernel_size, stride, padding, dilation)
+
+
+def lower_avg_pool(b, x, kernel_size=1, stride=1, pad_mode="valid", padding=0, *, d=2,
+                   count_include_pad=True, divisor_override=None, what="ops.avg_pool2d"):
+    """Average pooling: a convolution of each channel with a kernel of ones, divided by the
+    window's count (real pixels only under ``'same'``, as MindSpore)."""
+    x, t = _array(b, x, d, what)
+    kernel = ints(kernel_size, d, f"{what} kernel_size")
+    stride = ints(stride, d, f"{what} stride")
+    ones = (1,) * d
+    pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, ones, what)
+    dtype = _float_dtype(t)
+    params = dict(stride=stride, dilation=ones, padding=pads, groups=1)
+    flat = reshape_to(b, x, (-1, 1) + t.shape[2:])
+    window = b.const(np.ones((1, 1) + kernel, dtype), hint="window")
+    sums = b.conv(flat, window, **params)
+    out_shape = t.shape[:2] + b.type_of(sums).shape[2:]
+    sums = reshape_to(b, sums, out_shape)
+    if divisor_override:
+        return b.div(sums, b.const(float(divisor_override)))
+    if count_include_pad and pad_mode.lower() != "same":
+        return b.div(sums, b.const(float(math.prod(kernel))))
+    counts = _k.conv(np.ones((1, 1) + t.shape[2:], dtype), np.ones((1, 1) + kernel, dtype),
+                     **params)[0, 0]
+    return b.div(sums, b.const(counts, hint="counts"))
+
+
+def avg_pool2d(b, input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """``ops.avg_pool2d``: the mean of each window (zero padding counted unless
+    ``count_include_pad=False``)."""
+    if ceil_mode:
+        raise UnsupportedOperationError("ops.avg_pool2d(ceil_mode=True) is not supported",
+                                        hint="pad the input so the windows fit instead")
+    return lower_avg_pool(b, input_x, kernel_size, stride, "pad", padding,
+                          count_include_pad=count_include_pad,
+                          divisor_override=divisor_override)
+
+
+def _averaging(n_in: int, n_out: int, dtype) -> np.ndarray:
+    """``(n_out, n_in)``: row ``i`` averages ``[floor(i*n/m), ceil((i+1)*n/m))``."""
+    a = np.zeros((n_out, n_in), dtype)
+    for i in range(n_out):  # one row per output position, at compile time
+        lo, hi = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+        a[i, lo:hi] = 1.0 / (hi - lo)
+    return a
+
+
+def adaptive_avg_pool2d(b, input, output_size):
+    """``ops.adaptive_avg_pool2d``: ``(…, H, W)`` averaged into ``output_size`` bins
+    (an int, or ``(h, w)`` where None keeps that size), as two matrix products."""
+    x = b.const(input)
+    t = b.type_of(x)
+    if t.ndim not in (3, 4):
+        raise ValueError(f"ops.adaptive_avg_pool2d: the input must be 3-d or 4-d, got {t.shape}")
+    sizes = (output_size, output_size) if not isinstance(output_size, (tuple, list)) \
+        else tuple(output_size)
+    if len(sizes) != 2:
+        raise ValueError(f"ops.adaptive_avg_pool2d: output_size must be an int or a pair, got "
+                         f"{output_size!r}")
+    h, w = (n if s is None else ints(s, 1, "output_size")[0]
+            for s, n in zip(sizes, t.shape[-2:]))
+    dtype = _float_dtype(t)
+    rows = b.const(_averaging(t.shape[-2], h, dtype), hint="rows")
+    cols = b.const(_averaging(t.shape[-1], w, dtype).T.copy(), hint="cols")
+    return b.matmul(b.matmul(rows, x), cols)
+
+
+def flatten(b, input, order="C", *, start_dim=1, end_dim=-1):
+    """``ops.flatten``: axes ``start_dim .. end_dim`` merged into one (C order)."""
+    if order != "C":
+        raise UnsupportedOperationError(f"ops.flatten(order={order!r}) is not supported",
+                                        hint="use order='C'")
+    x = b.const(input)
+    shape = b.type_of(x).shape
+    nd = max(len(shape), 1)
+    lo, hi = (ints(v, 1, "ops.flatten dims", -nd)[0] % nd for v in (start_dim, end_dim))
+    if lo > hi:
+        raise ValueError(f"ops.flatten: start_dim {start_dim} is after end_dim {end_dim}")
+    if not shape:
+        return reshape_to(b, x, (1,))
+    return reshape_to(b, x, shape[:lo] + (math.prod(shape[lo:hi + 1]),) + shape[hi + 1:])

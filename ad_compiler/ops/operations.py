@@ -747,3 +747,17 @@ class BatchMatMul(MatMul):
 
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
+
+# -- convolution and pooling (ops/conv.py) ------------------------------------------------------
+
+from . import conv as _conv  # noqa: E402
+
+conv1d = functional(_conv.lower_conv1d, "conv1d")
+conv2d = functional(_conv.lower_conv2d, "conv2d")
+conv_transpose2d = functional(_conv.conv_transpose2d)
+max_pool2d = functional(_conv.max_pool2d)
+avg_pool2d = functional(_conv.avg_pool2d)
+adaptive_avg_pool2d = functional(_conv.adaptive_avg_pool2d)
+flatten = functional(_conv.flatten)
+__all__ += ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
+            "adaptive_avg_pool2d", "flatten"]
