@@ -7,10 +7,14 @@ from .cell import Cell
 from .layers import CellList, Dense, ReLU, SequentialCell, Sigmoid, Softmax, Tanh, get_activation
 from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
 from .parameter import Parameter, ParameterTuple
+from .conv import Conv1d, Conv2d, Conv2dTranspose
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, Flatten, MaxPool2d
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple",
     "Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "get_activation",
     "SequentialCell", "CellList",
     "MSELoss", "SoftmaxCrossEntropyWithLogits",
+    "Conv1d", "Conv2d", "Conv2dTranspose", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "Flatten",
 ]
