@@ -295,6 +295,7 @@ def lower_conv(b, x, weight, bias=None, stride=1, pad_mode="valid", padding=0, d
     stride, dilation = ints(stride, d, f"{what} stride"), ints(dilation, d, f"{what} dilation")
     _check_filters(t, wt, groups, what)
     pads = resolve_padding(pad_mode, padding, t.shape[2:], wt.shape[2:], stride, dilation, what)
+    _result_size(t.shape[2:], wt.shape[2:], stride, dilation, pads, what)  # eager runs no infer
     out = b.conv(x, w, stride=stride, dilation=dilation, padding=pads, groups=groups)
     return out if bias is None else _add_bias(b, out, bias, d)
 
@@ -364,6 +365,7 @@ def lower_max_pool(b, x, kernel_size, stride=None, padding=0, dilation=1, *, pad
     pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, dilation, what)
     if any(max(p) > k // 2 for p, k in zip(pads, kernel)) and pad_mode == "pad":
         raise ValueError(f"{what}: padding {padding} must be at most half the kernel {kernel}")
+    _result_size(t.shape[2:], kernel, stride, dilation, pads, what)
     return b.max_pool(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads)
 
 
@@ -387,6 +389,7 @@ def lower_avg_pool(b, x, kernel_size=1, stride=1, pad_mode="valid", padding=0, *
     stride = ints(stride, d, f"{what} stride")
     ones = (1,) * d
     pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, ones, what)
+    _result_size(t.shape[2:], kernel, stride, ones, pads, what)
     dtype = _float_dtype(t)
     params = dict(stride=stride, dilation=ones, padding=pads, groups=1)
     flat = reshape_to(b, x, (-1, 1) + t.shape[2:])
