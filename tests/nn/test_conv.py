@@ -379,3 +379,23 @@ def test_bad_shape_in_compiled_code_is_a_located_error_of_the_same_type():
     assert "conv.py" in info.value.__notes__[0]
     with pytest.raises(ValueError, match="4-d") as info:
         ms.grad(f)(Tensor(np.ones((2, 5, 5), np.float32)))
+
+
+def test_second_derivative_through_conv_and_pool():
+    """The gradient is itself differentiable: grad of (grad . v) against central differences
+    of the compiled first gradient."""
+    w = RNG.standard_normal((2, 1, 2, 2))
+    v = RNG.standard_normal((1, 1, 5, 4))
+
+    def f(x):
+        return np.sum(ops.avg_pool2d(ops.conv2d(x, w, pad_mode="same", stride=2) ** 3, 2, 1))
+
+    df = ms.grad(f)
+
+    def directional(x):
+        return np.sum(df(x) * v)
+
+    x = RNG.standard_normal((1, 1, 5, 4))
+    second = ms.grad(directional)(x)
+    np.testing.assert_allclose(second, numeric_grad(lambda a: float(directional(a)), x.copy()),
+                               rtol=1e-5, atol=1e-7)
