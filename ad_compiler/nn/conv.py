@@ -47,19 +47,6 @@ def _channels(value, what: str) -> int:
     return int(value)
 
 
-def _pad_mode(pad_mode, padding, d: int, name: str) -> tuple[str, tuple]:
-    if not isinstance(pad_mode, str):
-        raise TypeError(f"{name} pad_mode must be a str, got {type(pad_mode).__name__}")
-    mode = pad_mode.lower()
-    if mode not in ("same", "valid", "pad"):
-        raise ValueError(f"{name} pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
-    pairs = _conv.explicit_padding(padding, d, f"{name} padding")
-    if mode != "pad" and any(lo or hi for pair in pairs for lo, hi in [pair]):
-        raise ValueError(f"{name}: padding must be 0 when pad_mode is {pad_mode!r}, got "
-                         f"{padding!r}; use pad_mode='pad'")
-    return mode, pairs
-
-
 class _Conv(Cell):
     """What the convolution layers share: checked configuration and the Parameters."""
 
@@ -78,7 +65,8 @@ class _Conv(Cell):
         self.kernel_size = _conv.ints(kernel_size, self.d, f"{name} kernel_size")
         self.stride = _conv.ints(stride, self.d, f"{name} stride")
         self.dilation = _conv.ints(dilation, self.d, f"{name} dilation")
-        self.pad_mode, self.padding_pairs = _pad_mode(pad_mode, padding, self.d, name)
+        self.pad_mode, self.padding_pairs = _conv.pad_mode_and_pairs(pad_mode, padding, self.d,
+                                                                     name)
         self.padding = padding
         self.has_bias = bool(has_bias)
         first, second = (in_channels, out_channels) if transposed else (out_channels,

@@ -37,13 +37,7 @@ class _Pool(Cell):
         _data_format(data_format, name)
         self.kernel_size = _conv.ints(kernel_size, 2, f"{name} kernel_size")
         self.stride = _conv.ints(stride, 2, f"{name} stride")
-        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
-            raise ValueError(f"{name} pad_mode must be 'same', 'valid' or 'pad', got "
-                             f"{pad_mode!r}")
-        self.pad_mode = pad_mode.lower()
-        pairs = _conv.explicit_padding(padding, 2, f"{name} padding")
-        if self.pad_mode != "pad" and any(lo or hi for lo, hi in pairs):
-            raise ValueError(f"{name}: padding must be 0 when pad_mode is {pad_mode!r}")
+        self.pad_mode, pairs = _conv.pad_mode_and_pairs(pad_mode, padding, 2, name)
         self.padding = pairs[0] + pairs[1]
         self.data_format = data_format
 

@@ -256,19 +256,26 @@ def same_padding(size, kernel, stride, dilation) -> tuple:
     return tuple(pads)
 
 
-def resolve_padding(pad_mode, padding, size, kernel, stride, dilation, what) -> tuple:
-    """The ``(before, after)`` pairs of ``pad_mode`` ('same', 'valid' or 'pad')."""
-    d = len(kernel)
-    mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
-    if mode not in ("same", "valid", "pad"):
-        raise ValueError(f"{what}: pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
+def pad_mode_and_pairs(pad_mode, padding, d: int, what: str,
+                       modes=("same", "valid", "pad")) -> tuple[str, tuple]:
+    """``pad_mode`` (any case) checked, and ``padding`` as ``d`` pairs (zero unless 'pad')."""
+    if not isinstance(pad_mode, str):
+        raise TypeError(f"{what}: pad_mode must be a str, got {type(pad_mode).__name__}")
+    mode = pad_mode.lower()
+    if mode not in modes:
+        raise ValueError(f"{what}: pad_mode must be one of {', '.join(map(repr, modes))}, "
+                         f"got {pad_mode!r}")
     pairs = explicit_padding(padding, d, f"{what} padding")
     if mode != "pad" and any(lo or hi for lo, hi in pairs):
         raise ValueError(f"{what}: padding must be 0 when pad_mode is {pad_mode!r}, got "
                          f"{padding!r}; use pad_mode='pad' for explicit padding")
-    if mode == "same":
-        return same_padding(size, kernel, stride, dilation)
-    return pairs
+    return mode, pairs
+
+
+def resolve_padding(pad_mode, padding, size, kernel, stride, dilation, what) -> tuple:
+    """The ``(before, after)`` pairs of ``pad_mode`` ('same', 'valid' or 'pad')."""
+    mode, pairs = pad_mode_and_pairs(pad_mode, padding, len(kernel), what)
+    return same_padding(size, kernel, stride, dilation) if mode == "same" else pairs
 
 
 # -- lowerings ---------------------------------------------------------------------------------

@@ -767,11 +767,9 @@ class _Pool(Primitive):
             raise UnsupportedOperationError(f"{type(self).__name__}(data_format="
                                             f"{data_format!r}) is not supported",
                                             hint="use 'NCHW' and transpose the input")
-        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid"):
-            raise ValueError(f"{type(self).__name__}: pad_mode must be 'same' or 'valid', "
-                             f"got {pad_mode!r}")
-        self.kernel_size, self.strides = kernel_size, strides
-        self.pad_mode, self.data_format = pad_mode.lower(), data_format
+        self.pad_mode = _conv.pad_mode_and_pairs(pad_mode, 0, 2, type(self).__name__,
+                                                 ("same", "valid"))[0]
+        self.kernel_size, self.strides, self.data_format = kernel_size, strides, data_format
 
 
 class MaxPool(_Pool):

@@ -10,7 +10,8 @@ axis; there is no Python loop over pixels or kernel taps.
 Params are canonical tuples: ``stride`` and ``dilation`` one int per spatial
 axis, ``padding`` one ``(before, after)`` pair per spatial axis.
 
-* ``conv(x, w)``: ``y[n, g*O/G + o, s] = sum_{c, k} xp[n, g*C/G + c, s*stride + k*dil] w[g*O/G + o, c, k]``;
+* ``conv(x, w)``: ``y[n, g*O/G + o, s] =
+  sum_{c, k} xp[n, g*C/G + c, s*stride + k*dil] w[g*O/G + o, c, k]``;
 * ``conv_transpose(y, w, size)``: its adjoint in ``x`` (the gradient a convolution
   of an input of spatial shape ``size`` sends back), a stride-1 convolution of
   ``y`` with zeros inserted between its pixels by the flipped, transposed kernel;
