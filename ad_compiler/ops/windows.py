@@ -105,9 +105,11 @@ def conv_transpose(y, w, size, stride, dilation, padding, groups):
     """The adjoint of :func:`conv` in its input, of spatial shape ``size``."""
     d = len(size)
     kernel = w.shape[2:]
-    spread = np.zeros(y.shape[:2] + tuple((n - 1) * s + 1 for n, s in zip(y.shape[2:], stride)),
-                      dtype=y.dtype)
-    spread[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)] = y
+    spread = y
+    if any(s > 1 for s in stride):  # zeros between the pixels, where no window starts
+        spread = np.zeros(y.shape[:2] + tuple((n - 1) * s + 1 for n, s in
+                                              zip(y.shape[2:], stride)), dtype=y.dtype)
+        spread[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)] = y
     full = tuple(n + lo + hi for n, (lo, hi) in zip(size, padding))
     edges = tuple((e - 1, f - m) for e, f, m in zip(extent(kernel, dilation), full,
                                                    spread.shape[2:]))
