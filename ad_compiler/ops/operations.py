@@ -748,47 +748,12 @@ class BatchMatMul(MatMul):
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
 
-# -- convolution and pooling (ops/conv.py) ------------------------------------------------------
+from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
+from .operations_building import __all__ as _building_all  # noqa: E402
 
-from . import conv as _conv  # noqa: E402
+__all__ += _building_all
 
-conv1d = functional(_conv.lower_conv1d, "conv1d")
-conv2d = functional(_conv.lower_conv2d, "conv2d")
-conv_transpose2d = functional(_conv.conv_transpose2d)
-max_pool2d = functional(_conv.max_pool2d)
-avg_pool2d = functional(_conv.avg_pool2d)
-adaptive_avg_pool2d = functional(_conv.adaptive_avg_pool2d)
-flatten = functional(_conv.flatten)
+from .operations_conv import *  # noqa: E402,F401,F403  (ops.conv2d, ops.max_pool2d ...)
+from .operations_conv import __all__ as _conv_all  # noqa: E402
 
-
-class _Pool(Primitive):
-    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
-        if data_format != "NCHW":
-            raise UnsupportedOperationError(f"{type(self).__name__}(data_format="
-                                            f"{data_format!r}) is not supported",
-                                            hint="use 'NCHW' and transpose the input")
-        self.pad_mode = _conv.pad_mode_and_pairs(pad_mode, 0, 2, type(self).__name__,
-                                                 ("same", "valid"))[0]
-        self.kernel_size, self.strides, self.data_format = kernel_size, strides, data_format
-
-
-class MaxPool(_Pool):
-    """``ops.MaxPool(kernel_size=1, strides=1, pad_mode='valid')(x)``: the maximum of each
-    window (pad_mode 'same' or 'valid'; the gradient goes to the first maximum)."""
-
-    def __ad_lower__(self, b, x):
-        return _conv.lower_max_pool(b, x, self.kernel_size, self.strides,
-                                    pad_mode=self.pad_mode, what="ops.MaxPool")
-
-
-class AvgPool(_Pool):
-    """``ops.AvgPool(kernel_size=1, strides=1, pad_mode='valid')(x)``: the mean of each
-    window ('same' averages over the real pixels only)."""
-
-    def __ad_lower__(self, b, x):
-        return _conv.lower_avg_pool(b, x, self.kernel_size, self.strides, self.pad_mode,
-                                    what="ops.AvgPool")
-
-
-__all__ += ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
-            "adaptive_avg_pool2d", "flatten", "MaxPool", "AvgPool"]
+__all__ += _conv_all

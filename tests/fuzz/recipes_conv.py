@@ -97,10 +97,10 @@ RECIPES = {
     P + "conv_transpose2d": _conv_transpose2d,
     P + "max_pool2d": _pool("ops.max_pool2d({x}, {k}, {s}{p})[0, 0]", padded=True),
     P + "avg_pool2d": _pool("ops.avg_pool2d({x}, {k}, {s}{p})[0, 0]", padded=True),
-    P + "MaxPool": _pool("ops.MaxPool({k}, {s}, {mode})({x})[0, 0]"),
-    P + "AvgPool": _pool("ops.AvgPool({k}, {s}, {mode})({x})[0, 0]"),
+    "ad_compiler.ops.operations_conv.MaxPool": _pool("ops.MaxPool({k}, {s}, {mode})({x})[0, 0]"),
+    "ad_compiler.ops.operations_conv.AvgPool": _pool("ops.AvgPool({k}, {s}, {mode})({x})[0, 0]"),
     P + "adaptive_avg_pool2d": _adaptive,
     P + "flatten": _flatten,
 }
 
-NOT_GENERATED[P + "_Pool"] = "abstract base of MaxPool/AvgPool"
+NOT_GENERATED["ad_compiler.ops.operations_conv._Pool"] = "abstract base of MaxPool/AvgPool"
