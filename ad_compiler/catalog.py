@@ -63,6 +63,13 @@ PROBES.update({  # data movement (ops/movement.py)
     "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
 })
 PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
+PROBES.update({  # convolution and pooling (ops/conv.py): (N, C, H, W) images
+    "ops.conv2d": (A((1, 2, 4, 4)), A((3, 2, 2, 2))), "ops.conv1d": (A((1, 2, 5)), A((3, 2, 2))),
+    "ops.conv_transpose2d": (A((1, 2, 3, 3)), A((2, 3, 2, 2))),
+    **{f"ops.{name}": (A((1, 2, 4, 4)), 2) for name in ("max_pool2d", "avg_pool2d",
+                                                        "adaptive_avg_pool2d")},
+    "ops.MaxPool": (A((1, 2, 4, 4)),), "ops.AvgPool": (A((1, 2, 4, 4)),),
+})
 _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
