@@ -44,6 +44,10 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
 PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
                             "np.average": (A((2, 3)), 1, A((3,))),
+                            "np.where": (A((3,)), A((3,)), A((3,))),
+                            "ops.where": (A((3,)), A((3,)), A((3,))),
+                            **{f"np.{n}": (np.array([True, False]),) * (2 - (n == "invert"))
+                               for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert")},
                             "np.linalg.solve": (A((3, 3)), A((3,))),
                             "np.linalg.matrix_power": (A((3, 3)), 2),
                             "ops.matrix_power": (A((3, 3)), 2)}
@@ -59,6 +63,18 @@ PROBES.update({  # data movement (ops/movement.py)
     "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
 })
 PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
+PROBES.update({  # convolution and pooling (ops/conv.py): (N, C, H, W) images
+    "ops.conv2d": (A((1, 2, 4, 4)), A((3, 2, 2, 2))), "ops.conv1d": (A((1, 2, 5)), A((3, 2, 2))),
+    "ops.conv_transpose2d": (A((1, 2, 3, 3)), A((2, 3, 2, 2))),
+    **{f"ops.{name}": (A((1, 2, 4, 4)), 2) for name in ("max_pool2d", "avg_pool2d",
+                                                        "adaptive_avg_pool2d")},
+    "ops.MaxPool": (A((1, 2, 4, 4)),), "ops.AvgPool": (A((1, 2, 4, 4)),),
+})
+_MASK = np.array([True, False, True])
+PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
+               **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+               "np.invert": (_MASK,)})
+PROBES.update({name: (A((2, 3)), np.float32) for name in ("ops.cast", "ops.Cast")})
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
@@ -193,6 +209,8 @@ def entries() -> tuple[list[Entry], list[str]]:
         if where is None or where[0] is None:
             continue
         spelling, section = where
+        if getattr(lower, "refused", False):
+            continue
         if section == _SECTIONS[7]:
             out.append(Entry(spelling, section, (), "differentiated where it is called"))
             continue

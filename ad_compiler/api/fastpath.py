@@ -7,10 +7,14 @@ Two levels, both checked before anything else on every call:
   outputs already are the result (no packing, no Tensors, no Parameters);
 * :func:`guarded` makes, for the signature used last, a guard specialised to it:
   a small generated function that checks each input's type, shape and dtype in
-  one expression and calls the generated gradient. For three inputs this costs
-  about 0.4 µs where building the signature tuple and looking it up costs 0.8 µs.
+  one expression and calls the generated gradient. Calling the gradient function
+  runs it directly (``GradFunction.__call__`` is the guard of the signature used
+  last), so a cache hit is one Python frame; a miss hands the call on to the
+  general path.
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -86,20 +90,29 @@ def _selected(entry, args):
     return [args[p] for p in entry.positions]
 
 
-def guarded(key, fast, captured=None, owner=None):
-    """``guard(args)``: the gradient when ``args`` have signature ``key`` (see
-    :func:`ndarray_signature`) and the captured state is still what the code was
-    compiled for, else :data:`MISS`.
+class Guard(NamedTuple):
+    """The two forms of one signature's guard (see :func:`guarded`)."""
+    call: Callable      # call(*args, **kwargs): the gradient, or ``miss(*args, **kwargs)``
+    probe: Callable     # probe(args): the gradient, or MISS
 
-    ``fast`` is ``(generated function, bare)`` from :func:`fast_call`. A dtype is
-    compared by identity (NumPy's built-in dtypes are singletons); an equal dtype
-    that is another object only takes the slower path. The reads and checks of
-    the ``captured`` state (api/state.py) are inlined after the input checks, with
-    ``owner`` as their root; the captured arrays follow the inputs.
+
+def guarded(key, fast, miss, captured=None, owner=None) -> Guard:
+    """The guard of signature ``key`` (see :func:`ndarray_signature`): the gradient when
+    the inputs have that signature and the captured state is still what the code was
+    compiled for; otherwise ``call`` hands the call on to ``miss`` and ``probe``
+    returns :data:`MISS`.
+
+    ``call`` is what calling the gradient function runs (``GradFunction.__call__``),
+    so a cache hit is one Python frame. ``fast`` is ``(generated function, bare)``
+    from :func:`fast_call`. A dtype is compared by identity (NumPy's built-in dtypes
+    are singletons); an equal dtype that is another object only takes the slower
+    path. The reads and checks of the ``captured`` state (api/state.py) are inlined
+    after the input checks, with ``owner`` as their root; the captured arrays follow
+    the inputs.
     """
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
-    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS}
+    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS, "miss": miss}
     checks, dynamic = [], []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
@@ -114,20 +127,31 @@ def guarded(key, fast, captured=None, owner=None):
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
         dynamic.append(name)
-    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
-    read, outs = reader_code(captured, namespace, "return MISS", strong_roots=True) if captured else ("", [])
+    read, outs = (reader_code(captured, namespace, "{fail}", strong_roots=True) if captured
+                  else ("", []))
     call = f"fn({', '.join(dynamic + outs)})" + ("[0]" if bare else "")
-    if read:
-        read = ("        try:\n" + indent(read, 12)
-                + "        except Exception:\n            return MISS\n")
+    forms = {}
+    for form, head, fail in (("call", "*args, **kwargs", "return miss(*args, **kwargs)"),
+                             ("probe", "args", "return MISS")):
+        source = _guard_source(form, head, fail, names, checks, read, call)
+        exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
+        forms[form] = namespace.pop(form)  # not left in its own globals: no cycle
+    return Guard(**forms)
+
+
+def _guard_source(form, head, fail, names, checks, read, call) -> str:
+    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
     # unpacking checks the number of inputs (no len() call: a try costs nothing)
-    take = (f"    try:\n        {unpack}\n    except ValueError:\n        return MISS\n"
-            if names else "    if args:\n        return MISS\n")
-    source = (f"def guard(args):\n"
-              f"{take}"
-              f"    if {' and '.join(checks) or 'True'}:\n"
-              f"{read}"
-              f"        return {call}\n"
-              f"    return MISS\n")
-    exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
-    return namespace.pop("guard")  # not left in its own globals: no cycle
+    take = (f"    try:\n        {unpack}\n    except ValueError:\n        {fail}\n"
+            if names else f"    if args:\n        {fail}\n")
+    if form == "call":
+        take = f"    if kwargs:\n        {fail}\n" + take
+    if read:
+        read = ("        try:\n" + indent(read.replace("{fail}", fail), 12)
+                + f"        except Exception:\n            {fail}\n")
+    return (f"def {form}({head}):\n"
+            f"{take}"
+            f"    if {' and '.join(checks) or 'True'}:\n"
+            f"{read}"
+            f"        return {call}\n"
+            f"    {fail}\n")

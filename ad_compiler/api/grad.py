@@ -18,6 +18,8 @@ Example:
 """
 from __future__ import annotations
 
+import operator
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union
 
@@ -54,13 +56,25 @@ class Config:
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
 
 
-def _miss(args):
-    """The guarded call before any: it never matches (see fastpath.guarded)."""
-    return MISS
+def _general_path(gf) -> Callable:
+    """``call(*args, **kwargs)`` running ``gf``'s general path: what a gradient function
+    runs before its first fast-path guard, and what a guard runs on a miss. It holds
+    ``gf`` weakly (a guard held by ``gf`` must not hold it back: no reference cycle);
+    ``gf`` is alive during any call of it, as the object being called."""
+    ref = weakref.ref(gf)
+
+    def call(*args, **kwargs):
+        return ref()._dispatch(args, kwargs)
+    return call
 
 
 class GradFunction:
     """The gradient function of ``fn``; call it with ``fn``'s inputs."""
+
+    #: calling it runs ``_hot``: the fast-path guard of the signature used last
+    #: (fastpath.guarded), which hands a call it does not match to ``_dispatch``; a
+    #: property rather than a method, so a cache hit is one Python frame, the guard
+    __call__ = property(operator.attrgetter("_hot"))
 
     def __init__(self, fn, config: Config, weights=None):
         self.fn = fn
@@ -68,8 +82,9 @@ class GradFunction:
         self.weights = weights
         self._owner = owner_of(fn)   # where the captured state of the entries is read from
         self._entries: dict = {}
-        self._fast: dict = {}   # plain-ndarray signature -> its guarded call (fastpath.py)
-        self._hot = _miss       # the guarded call of the signature used last
+        self._fast: dict = {}   # plain-ndarray signature -> its Guard (fastpath.py)
+        self._miss = _general_path(self)
+        self._hot = self._miss  # the guard's call of the signature used last
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -115,20 +130,17 @@ class GradFunction:
         return current_entry(lookup, lambda e: e.read_state(self._owner), self.fn, entry,
                              self._owner, since)
 
-    def __call__(self, *args, **kwargs):
+    def _dispatch(self, args, kwargs):
+        """A call the hot guard did not match: another signature's guard, or the
+        general path."""
         if not kwargs:
-            hot = self._hot
-            out = hot(args)
-            if out is not MISS:  # what a guard returns when the signature differs
-                return out
             key = ndarray_signature(args)
-            if key is not None:
-                guard = self._fast.get(key)
-                if guard is not None:  # another signature seen before: it becomes the hot one
-                    self._hot = guard
-                    out = guard(args)
-                    if out is not MISS:  # (an equal dtype of another identity misses it)
-                        return out
+            guard = None if key is None else self._fast.get(key)
+            if guard is not None:  # another signature seen before: it becomes the hot one
+                out = guard.probe(args)
+                if out is not MISS:  # (an equal dtype of another identity misses it)
+                    self._hot = guard.call
+                    return out
         return self._call(args, kwargs)
 
     def _split(self, args, kwargs):
@@ -153,7 +165,8 @@ class GradFunction:
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            self._fast[key] = self._hot = guarded(key, fast, entry.captured, self._owner)
+            guard = self._fast[key] = guarded(key, fast, self._miss, entry.captured, self._owner)
+            self._hot = guard.call
         return packing.pack(self, entry, outs, args, kinds)
 
     def __ad_lower__(self, b, *args, **kwargs):

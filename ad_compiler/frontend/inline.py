@@ -199,8 +199,11 @@ class InlineLifter:
                 return self.expr(node.body)
             self.run_body(node.body)
             return self.frame_result(frame, node)
-        except AdCompilerError as exc:
-            if call_loc is not None:  # the chain of calls, as a traceback shows it
+        except Exception as exc:
+            # the chain of calls, as a traceback shows it: on the compiler's errors and on
+            # the exceptions raised at compile time that keep their type (located there)
+            located = isinstance(exc, AdCompilerError) or getattr(exc, "_ad_loc", None)
+            if call_loc is not None and located:
                 _note_call(exc, f"  in {name}(), called at {call_loc.render()}")
             raise
         finally:

@@ -747,3 +747,13 @@ class BatchMatMul(MatMul):
 
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
+
+from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
+from .operations_building import __all__ as _building_all  # noqa: E402
+
+__all__ += _building_all
+
+from .operations_conv import *  # noqa: E402,F401,F403  (ops.conv2d, ops.max_pool2d ...)
+from .operations_conv import __all__ as _conv_all  # noqa: E402
+
+__all__ += _conv_all

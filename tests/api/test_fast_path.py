@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from ad_compiler.api.fastpath import MISS
+from ad_compiler.api.fastpath import MISS, ndarray_signature
+
+
+def _probe(g, args):
+    """What the hot guard makes of ``args``: the gradient, or MISS."""
+    (guard,) = [gd for gd in g._fast.values() if gd.call is g._hot]
+    return guard.probe(args)
 
 
 def rosenbrock(x, n, squared):
@@ -35,14 +41,15 @@ def test_ints_and_bools_by_value(n, squared):
     for _ in range(3):  # compile, then two hits through the guard
         np.testing.assert_allclose(g(X, n, squared), fd(lambda v: rosenbrock(v, n, squared), X),
                                    rtol=1e-6, atol=1e-6)
-    assert g._hot((X, n, squared)) is not MISS      # served by the generated guard
+    assert g._hot is g._fast[ndarray_signature((X, n, squared))].call   # the guard runs
+    assert _probe(g, (X, n, squared)) is not MISS
 
 
 def test_another_value_misses_the_guard_and_compiles_its_own():
     g = ms.grad(rosenbrock)
     first = g(X, 4, True)
-    assert g._hot((X, 3, True)) is MISS
-    assert g._hot((X, 4, 1)) is MISS    # 1 == True, but an int is not a bool: the general path
+    assert _probe(g, (X, 3, True)) is MISS
+    assert _probe(g, (X, 4, 1)) is MISS    # 1 == True, but an int is not a bool
     np.testing.assert_allclose(g(X, 3, True), fd(lambda v: rosenbrock(v, 3, True), X),
                                rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(g(X, 4, True), first)
