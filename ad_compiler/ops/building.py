@@ -169,8 +169,10 @@ def lower_select(b, condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
-    # as NumPy: Python numbers stay weak for the result type, the rest are arrays
-    choices = [b.const(c) if type(c) in (int, float) else as_array(b, c)
+    # as NumPy: Python numbers (constants or computed) stay weak for the result type,
+    # the rest are arrays
+    choices = [b.const(c) if type(c) in (int, float) else
+               c if isinstance(c, Value) and b.type_of(c).weak else as_array(b, c)
                for c in [*choicelist, default]]
     dtype = np.result_type(*(_infer_sample(b, c) for c in choices))
     conds = [b.const(c) for c in condlist]
