@@ -305,15 +305,17 @@ def higher_source(args, expected, rng) -> str:
     """``f_jvp`` (``<c, f(x)>``) and ``f_hvp`` (``<grad f(x), v>``) for ``f``'s module."""
     names = [f"a{i}" for i in range(len(args))]
     params = ", ".join(names)
+    # f gets arrays of its own (``a * 1.0``), as when called directly: it may write into them
+    owned = ", ".join(f"{n} * 1.0" for n in names)
     terms = [f"np.sum({path} * {literal(_weights(leaf, rng))})"
              for path, leaf in _float_leaves(expected, "out")] or ["0.0"]
     grads = [("g" if len(args) == 1 else f"g[{i}]", a) for i, a in enumerate(args)]
     dots = [f"np.sum({g} * {literal(_weights(a, rng))})" for g, a in grads]
     positions = tuple(range(len(args)))
-    return (f"\n\ndef f_jvp({params}):\n    out = f({params})\n"
+    return (f"\n\ndef f_jvp({params}):\n    out = f({owned})\n"
             f"    return {' + '.join(terms)}\n"
             f"\n\ndef f_hvp({params}):\n"
-            f"    g = ms.grad(f, grad_position={positions})({params})\n"
+            f"    g = ms.grad(f, grad_position={positions})({owned})\n"
             f"    return {' + '.join(dots)}\n")
 
 
