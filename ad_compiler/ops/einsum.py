@@ -25,6 +25,7 @@ import string
 import numpy as np
 
 from ..ad.rules import ex, lowering, primitive
+from ._batch import batch_einsum
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from .shape import transpose_to
@@ -205,6 +206,7 @@ primitive(
               ex((1, 3), (2, 3), subscripts="ij,ij->ij"),
               ex((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i", optimize=True),
               ex((3, 3), (3,), subscripts="ii,i->i")],
+    batch=batch_einsum,
 )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
+from ._batch import broadcasting, reducing
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._infer import as_float, normalize_axis, result_type, static_axis
@@ -77,6 +78,7 @@ primitive(
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(t[0], axis=axis,
                                                                  keepdims=keepdims),
     examples=REDUCE_EXAMPLES,
+    batch=reducing("sum"),
 )
 
 
@@ -93,6 +95,7 @@ primitive(
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.mean(t[0], axis=axis,
                                                                   keepdims=keepdims),
     examples=REDUCE_EXAMPLES,
+    batch=reducing("mean"),
 )
 
 
@@ -122,7 +125,7 @@ def _extremum(name):
             ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
     primitive(name, emit=f"{{0}}.{name}(axis={{axis}}, keepdims={{keepdims}})", array_inputs=True,
               infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F,
-              examples=[*REDUCE_EXAMPLES, *ties])
+              examples=[*REDUCE_EXAMPLES, *ties], batch=reducing(name))
 
 
 _extremum("max")
@@ -165,6 +168,7 @@ primitive(
               ex(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]), axis=None, keepdims=False),
               ex(np.array([[0.0, 2.0], [0.5, 0.0], [3.0, 1.0]]), axis=(0, 1), keepdims=True),
               ex(np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]]), axis=1, keepdims=False)],
+    batch=reducing("prod"),
 )
 
 
@@ -264,6 +268,7 @@ primitive(
               # no spread: identically zero (an axis of length 1) or at its kink (equal values)
               ex(np.array([[1.5], [-2.0]]), axis=1, ddof=0, keepdims=False),
               ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False)],
+    batch=reducing("std"),
 )
 
 
@@ -290,7 +295,7 @@ for _name in ("all", "any"):
               array_inputs=True, nondiff=True, family=F,
               infer=lambda t, *, axis=None, keepdims=False, _n=_name: reduce_infer(_n)(
                   t, axis=axis, keepdims=keepdims),
-              examples=[ex((2, 3), axis=1, keepdims=False)])
+              examples=[ex((2, 3), axis=1, keepdims=False)], batch=reducing(_name))
 
 
 @lowering(np.all)
@@ -339,6 +344,7 @@ primitive(  # the weight sums of np.average: NumPy raises when one is 0
     infer=lambda t: t,
     vjp=lambda b, ct, out, x: (ct,), jvp=lambda b, t, out, x: t[0],
     examples=[ex((3,)), ex(float)],
+    batch=broadcasting("nonzero_divisor"),
 )
 
 
