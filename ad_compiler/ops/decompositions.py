@@ -64,10 +64,10 @@ from functools import reduce
 import numpy as np
 
 from ..ad.rules import ex, lowering, primitive
-from ._batch import batch_solve, leading
 from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
+from ._batch import batch_solve, leading
 from ._infer import as_float, promote
 from .linalg import swap_last
 

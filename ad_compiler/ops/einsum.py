@@ -25,9 +25,9 @@ import string
 import numpy as np
 
 from ..ad.rules import ex, lowering, primitive
-from ._batch import batch_einsum
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import batch_einsum
 from .shape import transpose_to
 
 F = "linalg"

@@ -52,10 +52,10 @@ import numpy as np
 
 from .. import runtime as rt
 from ..ad.rules import ACCUMULATE_INTO, ex, lowering, method, primitive
-from ._batch import along, index_read, index_update
 from ..errors import UnsupportedOperationError
 from ..ir.builder import holds_value
 from ..ir.core import AType, Value
+from ._batch import along, index_read, index_update
 from ._infer import normalize_axis
 from .elementwise import expand_like
 from .shape import reshape_to

@@ -24,10 +24,10 @@ import operator
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
-from ._batch import batch_matmul, tensordot_rule
 from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
+from ._batch import batch_matmul, tensordot_rule
 from ._infer import promote
 from .shape import transpose_to
 

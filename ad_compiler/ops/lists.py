@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import primitive
-from ._batch import batch_list_get, batch_stack_list, batch_unstack
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, ListType
+from ._batch import batch_list_get, batch_stack_list, batch_unstack
 
 F = "lists"
 

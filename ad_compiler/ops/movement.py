@@ -34,9 +34,9 @@ import ast
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
-from ._batch import along, batch_diagonal, batch_diagonal_put, batch_tile, matrix_stack
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from ._batch import along, batch_diagonal, batch_diagonal_put, batch_tile, matrix_stack
 from ._infer import normalize_axis, view_shape
 from .indexing import is_advanced, lower_getitem, lower_take, slot
 from .shape import _static_ints, concat_list, reshape_to, transpose_to

@@ -36,9 +36,9 @@ import numpy as np
 
 from .. import runtime as rt
 from ..ad.rules import ex, lowering, primitive
-from ._batch import along, batch_quantile_weights, quantile_like
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from ._batch import along, batch_quantile_weights, quantile_like
 from ._infer import normalize_axis, static_axis
 
 F = "quantile"

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
-from ._batch import broadcasting, reducing
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import broadcasting, reducing
 from ._infer import as_float, normalize_axis, result_type, static_axis
 from .scans import others_product
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
-from ._batch import along, batch_recurrence
 from ..ir.core import AType
+from ._batch import along, batch_recurrence
 from ._infer import normalize_axis
 from .shape import slice_along
 

@@ -19,9 +19,10 @@ import ast
 import numpy as np
 
 from ..ad.rules import attribute, ex, lowering, method, primitive
-from ._batch import batch_broadcast_to, batch_expand_dims, batch_pad, batch_reshape, batch_slice_axis, batch_squeeze, batch_transpose, materialized
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import (batch_broadcast_to, batch_expand_dims, batch_pad, batch_reshape,
+                     batch_slice_axis, batch_squeeze, batch_transpose, materialized)
 from ._infer import normalize_axis, promote, static_axis, view_shape
 
 F = "shape"
