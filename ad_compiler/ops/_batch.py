@@ -141,19 +141,22 @@ def refuse(name: str, why: str):
 # -- products -------------------------------------------------------------------------
 
 def batch_matmul(b, axes, x, y):
-    """``x @ y`` on a batch: a batched 1-D operand becomes a row (1, k) / a column (k, 1),
+    """``x @ y`` on a batch: a batched 1-D operand becomes a row (1, k) / a column (k, 1)
+    (except a row against a shared matrix),
     batched operands get ones after the batch axis so the matrix stacks broadcast, and
     the added row/column axes are reshaped away."""
     (ax, ay), nx, ny = axes, example_ndim(x, axes[0]), example_ndim(y, axes[1])
-    row, col = ax is not None and nx == 1, ay is not None and ny == 1
+    # a batched vector times a shared matrix is already a matrix product: (B, k) @ (k, n)
+    row = ax is not None and nx == 1 and (ay is not None or ny > 2)
+    col = ay is not None and ny == 1
     if ax is not None:
         x = to_front(b, x, ax)
         x = b.reshape(x, shape=(x.type.shape[0], 1) + x.type.shape[1:]) if row else x
     if ay is not None:
         y = to_front(b, y, ay)
         y = b.reshape(y, shape=y.type.shape + (1,)) if col else y
-    rank = max(max(nx, 2) if ax is not None else nx, max(ny, 2) if ay is not None else ny)
-    x = lead_ones(b, x, rank) if ax is not None else x
+    rank = max(nx + row, ny + col)
+    x = lead_ones(b, x, rank) if ax is not None and nx + row > 1 else x
     y = lead_ones(b, y, rank) if ay is not None else y
     out = b.matmul(x, y)
     shape = list(out.type.shape)
