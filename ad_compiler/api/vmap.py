@@ -122,6 +122,10 @@ class Vmapped:
         return current_entry(lambda stale: lookup_or_build(table, key, build, stale),
                              lambda e: () if e[3] is None else e[3](owner), self.fn)
 
+    def source(self, *args) -> str:
+        """The generated Python source of the batched function for these arguments."""
+        return self.entry_for(args)[0][4].source
+
     def __call__(self, *args):
         check_callable(self.fn)
         (lifted, _, size, _, compiled), state = self.entry_for(args)
