@@ -234,3 +234,23 @@ def test_bad_axes_are_refused():
         ms.vmap(lambda x: x, in_axes=None)(X)
     with pytest.raises(TypeError, match="in_axes must be an int"):
         ms.vmap(lambda x: x, in_axes=1.0)
+
+
+def smooth(x):
+    return np.logaddexp(0.0, x)
+
+
+def test_a_registered_function_batches_with_its_rule_and_is_named_without():
+    from ad_compiler.api.extension import forget
+    vjp = lambda b, ct, out, x: (b.mul(ct, b.sigmoid(x)),)  # noqa: E731
+    ms.primitive(smooth, vjp=vjp, batch=lambda b, axes, x: (b.emit("smooth", x), axes[0]))
+    try:
+        np.testing.assert_allclose(ms.vmap(smooth, in_axes=1)(X.T), smooth(X))
+    finally:
+        forget(smooth)
+    ms.primitive(smooth, vjp=vjp)
+    try:
+        with pytest.raises(UnsupportedOperationError, match="batching rule for 'smooth'"):
+            ms.vmap(lambda x: smooth(x) * 2)(X)
+    finally:
+        forget(smooth)
