@@ -112,7 +112,12 @@ def _apply_rule(b, op, inputs, in_axes):
         raise UnsupportedOperationError(
             f"vmap needs a batching rule for '{op.prim}', which has none", op.loc,
             "compute it outside vmap, or register one with primitive(..., batch=...)")
-    return rule(b, tuple(in_axes), *inputs, **op.params)
+    try:
+        return rule(b, tuple(in_axes), *inputs, **op.params)
+    except UnsupportedOperationError as e:  # a case the rule refuses: at the user's line
+        if e.loc is not None:
+            raise
+        raise UnsupportedOperationError(e.message, op.loc, e.hint) from None
 
 
 def _touches_batch(op, env, axes) -> bool:

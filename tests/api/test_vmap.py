@@ -254,3 +254,25 @@ def test_a_registered_function_batches_with_its_rule_and_is_named_without():
             ms.vmap(lambda x: smooth(x) * 2)(X)
     finally:
         forget(smooth)
+
+
+def test_an_if_on_a_shared_value_batches_its_branches():
+    def f(x, flag):
+        if np.sum(flag) > 0:
+            y = x * 2
+        else:
+            y = flag
+        return y + 1
+    for flag in (np.ones(3), -np.ones(3)):
+        got = ms.vmap(f, in_axes=(0, None))(X, flag)
+        np.testing.assert_allclose(got, loop(f, (X, flag), (0, None)))
+
+
+def test_index_arrays_that_differ_between_examples_are_refused_with_their_line():
+    def pick(x, i):
+        return x[i]
+    with pytest.raises(UnsupportedOperationError, match="index arrays that differ") as e:
+        ms.vmap(pick)(X, np.array([[0, 1]] * 5))
+    assert "return x[i]" in str(e.value)
+    np.testing.assert_allclose(ms.vmap(pick, in_axes=(0, None))(X, np.array([2, 0])),
+                               X[:, [2, 0]])
