@@ -256,3 +256,16 @@ def sinc_derivative(x, order):
                 * np.sin(far_u + j * np.pi / 2) / far_u ** (k + 1))
     out = (np.where(small, near, far) * np.pi ** order).astype(np.result_type(x, 1.0))
     return out[()]
+
+
+def sum_to(ct, like):
+    """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
+    (the run-time form of un-broadcasting, for lengths that depend on data)."""
+    shape = np.shape(like)
+    if np.shape(ct) == shape:
+        return ct
+    lead = np.ndim(ct) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and np.shape(ct)[lead + i] != 1)
+    return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
+        np.reshape(ct, shape)
