@@ -30,6 +30,7 @@ from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.control import free_values
 from ..ir.core import AType, Block, Function, ListType, Op, Value
+from ..ir.dims import HINT, is_dynamic
 
 
 class BatchBuilder(Builder):
@@ -107,6 +108,10 @@ def _batch_ops(b, ops, env: dict, axes: dict) -> None:
 
 def _apply_rule(b, op, inputs, in_axes):
     prim = rules.get(op.prim)
+    if any(is_dynamic(v.type) for v in [*inputs, *op.results]):
+        raise UnsupportedOperationError(
+            "vmap: this length depends on the data of each example (a boolean mask), so "
+            "the examples would not fit one array", op.loc, HINT)
     rule = prim.batch_rule
     if rule is None:
         raise UnsupportedOperationError(
