@@ -110,8 +110,8 @@ def _apply_rule(b, op, inputs, in_axes):
     prim = rules.get(op.prim)
     if any(is_dynamic(v.type) for v in [*inputs, *op.results]):
         raise UnsupportedOperationError(
-            "vmap: this length depends on the data of each example (a boolean mask), so "
-            "the examples would not fit one array", op.loc, HINT)
+            "vmap does not batch a value whose length is known only at run time (selected "
+            "by a boolean mask): each example could have its own length", op.loc, HINT)
     rule = prim.batch_rule
     if rule is None:
         raise UnsupportedOperationError(

@@ -16,6 +16,7 @@ import ad_compiler.ops  # noqa: F401  (registers the primitives)
 from ad_compiler.ad import rules
 from ad_compiler.ad.rules import ex
 from ad_compiler.ad.batching import batch_function
+from ad_compiler.errors import UnsupportedOperationError
 from ad_compiler.ir.core import AType
 from ad_compiler.ir.verifier import verify
 
@@ -27,6 +28,8 @@ NO_RULE = {
     "lstsq": "np.linalg.lstsq takes one matrix, not a stack",
     "index_winners": "its only inputs are index arrays, and index arrays that differ "
                      "between examples are not batched",
+    **{name: "lengths known only at run time (ir/dims.py): vmap refuses them"
+       for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
 }
 #: examples for the primitives whose declarations have none with arrays
 EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
@@ -39,13 +42,16 @@ def _case_id(case):
     return f"{prim.name}-{i}-{mode}"
 
 
-def _batchable(example) -> list[int]:
-    """The positions of the inputs given as shapes (arrays the test samples)."""
-    return [k for k, s in enumerate(example.inputs) if isinstance(s, tuple)]
+def _batchable(example, family) -> list[int]:
+    """The positions of the inputs a test may batch: those given as shapes (arrays the
+    test samples) and concrete arrays (rolled per example), except index arrays (shared:
+    vmap refuses index arrays that differ between examples)."""
+    return [k for k, s in enumerate(example.inputs) if isinstance(s, tuple)
+            or isinstance(s, np.ndarray) and family != "indexing"]
 
 
-def _modes(example) -> list[str]:
-    slots = _batchable(example)
+def _modes(example, family) -> list[str]:
+    slots = _batchable(example, family)
     if not slots:
         return []
     modes = ["front", "back"]
@@ -59,14 +65,21 @@ def _examples(prim) -> list:
 
 
 CASES = [(p, i, m) for _, p in sorted(BUILT_IN.items()) if p.batch_rule is not None
-         for i, e in enumerate(_examples(p)) for m in _modes(e)]
+         for i, e in enumerate(_examples(p)) for m in _modes(e, p.family)]
 
 
-def _in_axes(example, mode) -> list:
-    slots = _batchable(example)
+def _in_axes(example, mode, family) -> list:
+    slots = _batchable(example, family)
     chosen = {"front": slots, "back": slots, "first": slots[:1], "last": slots[-1:]}[mode]
-    return [(len(example.inputs[k]) if mode == "back" else 0) if k in chosen else None
+    return [(np.ndim(example.inputs[k]) if isinstance(example.inputs[k], np.ndarray)
+             else len(example.inputs[k])) * (mode == "back") if k in chosen else None
             for k in range(len(example.inputs))]
+
+
+def _values(adcheck, prim, example, rng, k) -> list:
+    """Example ``k`` of the batch: shapes sampled, concrete arrays rolled ``k`` places."""
+    return [np.roll(v, k) if isinstance(s, np.ndarray) else v
+            for s, v in zip(example.inputs, adcheck.example_values(example, prim.domain, rng))]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
@@ -74,13 +87,17 @@ def test_batch_rule_matches_a_loop(adcheck, case):
     prim, i, mode = case
     example = _examples(prim)[i]
     rng = adcheck.rng_for(_case_id(case))
-    in_axes = _in_axes(example, mode)
-    per_example = [adcheck.example_values(example, prim.domain, rng) for _ in range(SIZE)]
+    in_axes = _in_axes(example, mode, prim.family)
+    per_example = [_values(adcheck, prim, example, rng, k) for k in range(SIZE)]
     inputs = [np.stack([vals[k] for vals in per_example], axis=ax) if ax is not None
               else per_example[0][k] for k, ax in enumerate(in_axes)]
     b, args = adcheck.new_function(f"one_{prim.name}", [AType.of(v) for v in per_example[0]])
     out = b.emit(prim.name, *args, **example.params)
     fn = adcheck.finish(b, f"one_{prim.name}", [out])
+    if out.type.dynamic:  # a length known only at run time: refused, not batched
+        with pytest.raises(UnsupportedOperationError, match="known only at run time"):
+            batch_function(fn, in_axes, [0], SIZE)
+        return
     batched = batch_function(fn, in_axes, [0], SIZE)
     verify(batched)
     (got,) = adcheck.run(batched, *inputs)
@@ -106,5 +123,6 @@ def test_every_batching_rule_is_checked():
     """A rule no example exercises is untested: every primitive with a rule has array
     examples (list-typed ones are checked through loops in tests/api/test_vmap.py)."""
     unchecked = sorted(n for n, p in BUILT_IN.items() if p.batch_rule is not None
-                       and p.family != "lists" and not any(_modes(e) for e in _examples(p)))
+                       and p.family != "lists"
+                       and not any(_modes(e, p.family) for e in _examples(p)))
     assert unchecked == UNREACHABLE, unchecked
