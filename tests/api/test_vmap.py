@@ -284,3 +284,24 @@ def test_a_length_that_depends_on_each_example_is_refused_with_its_line():
     with pytest.raises(UnsupportedOperationError, match="known only at run time") as e:
         ms.vmap(positives)(X)
     assert "x[x > 0]" in str(e.value)
+
+
+def test_per_example_gradients_of_cell_parameters():
+    from ad_compiler import nn
+
+    class Loss(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(3, 2)
+
+        def construct(self, x):
+            return (self.dense(x) ** 2).sum()
+    net = Loss()
+    grads = ms.grad(net, None, weights=net.trainable_params())
+    xs = X.astype(np.float32)
+    got = ms.vmap(grads)(ms.Tensor(xs))
+    assert [g.shape for g in got] == [(5, 2, 3), (5, 2)]
+    assert all(g.dtype == ms.float32 for g in got)
+    for k, x in enumerate(xs):
+        for g, e in zip(got, grads(ms.Tensor(x))):
+            np.testing.assert_allclose(g.asnumpy()[k], e.asnumpy(), rtol=1e-5, atol=1e-6)
