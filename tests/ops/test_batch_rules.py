@@ -3,8 +3,10 @@
 For each primitive and each of its ``examples``, the op is applied to a batch of
 examples through :func:`batch_function` (its batching rule) and compared with
 a Python loop of the primitive's NumPy template over the examples: every array
-input batched along axis 0, along its last axis, and mixed (one input batched,
-the others shared). Python-number and concrete (index) inputs stay shared.
+input batched along axis 0, along its last axis, mixed (one input batched,
+the others shared), and along axis 1 where an example has two axes or more.
+Python-number inputs and index arrays stay shared; other concrete arrays are
+rolled per example.
 A primitive declared later is checked here without a new test.
 """
 from __future__ import annotations
@@ -50,11 +52,17 @@ def _batchable(example, family) -> list[int]:
             or isinstance(s, np.ndarray) and family != "indexing"]
 
 
+def _ndim(spec) -> int:
+    return len(spec) if isinstance(spec, tuple) else np.ndim(spec)
+
+
 def _modes(example, family) -> list[str]:
     slots = _batchable(example, family)
     if not slots:
         return []
     modes = ["front", "back"]
+    if any(_ndim(example.inputs[k]) >= 2 for k in slots):
+        modes.append("one")  # axis 1: neither first nor last
     if len(slots) > 1:
         modes += ["first", "last"]
     return modes
@@ -70,10 +78,14 @@ CASES = [(p, i, m) for _, p in sorted(BUILT_IN.items()) if p.batch_rule is not N
 
 def _in_axes(example, mode, family) -> list:
     slots = _batchable(example, family)
-    chosen = {"front": slots, "back": slots, "first": slots[:1], "last": slots[-1:]}[mode]
-    return [(np.ndim(example.inputs[k]) if isinstance(example.inputs[k], np.ndarray)
-             else len(example.inputs[k])) * (mode == "back") if k in chosen else None
+    chosen = {"front": slots, "back": slots, "one": slots, "first": slots[:1],
+              "last": slots[-1:]}[mode]
+    return [_axis(example.inputs[k], mode) if k in chosen else None
             for k in range(len(example.inputs))]
+
+
+def _axis(spec, mode) -> int:
+    return {"back": _ndim(spec), "one": min(1, _ndim(spec))}.get(mode, 0)
 
 
 def _values(adcheck, prim, example, rng, k) -> list:
