@@ -305,3 +305,13 @@ def test_per_example_gradients_of_cell_parameters():
     for k, x in enumerate(xs):
         for g, e in zip(got, grads(ms.Tensor(x))):
             np.testing.assert_allclose(g.asnumpy()[k], e.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_while_condition_that_differs_between_examples_is_refused_with_its_line():
+    def halve_until_small(x):
+        while np.sum(x) > 1.0:
+            x = x * 0.5
+        return x
+    with pytest.raises(UnsupportedOperationError, match="'while' loop's condition") as e:
+        ms.vmap(halve_until_small)(np.abs(X) + 1)
+    assert "while np.sum(x) > 1.0" in str(e.value)
