@@ -34,19 +34,27 @@ from ..ir.dims import HINT, is_dynamic
 
 
 class BatchBuilder(Builder):
-    """A builder that knows the batch size (rules materialise shared values with it)."""
+    """A builder that knows the batch size (rules materialise shared values with it) and
+    whether the batched code may be differentiated afterwards."""
 
-    def __init__(self, block: Block, size: int):
+    def __init__(self, block: Block, size: int, differentiable: bool):
         super().__init__(block)
         self.batch_size = size
+        self.differentiable = differentiable
 
 
 def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: int,
-                   name: str | None = None) -> Function:
-    """The batched counterpart of ``fn`` (see the module docstring)."""
+                   name: str | None = None, differentiable: bool = True) -> Function:
+    """The batched counterpart of ``fn`` (see the module docstring).
+
+    ``differentiable=False`` says the result only computes values (it is never
+    differentiated): a call with its own derivative rule (``custom_vjp``,
+    ``Cell.bprop``) then batches as the code it runs; otherwise it is refused, since
+    the rule is written for one example.
+    """
     body = Block(args=[Value(_batched_type(a.type, ax, size), a.hint)
                        for a, ax in zip(fn.args, in_axes)])
-    b = BatchBuilder(body, size)
+    b = BatchBuilder(body, size, differentiable)
     env = {id(a): na for a, na in zip(fn.args, body.args)}
     axes = {id(na): ax for na, ax in zip(body.args, in_axes) if ax is not None}
     _batch_ops(b, fn.body.ops, env, axes)
@@ -257,4 +265,19 @@ def _loop_regions(b, op, env, axes, active, counted):
     return block, [local.get(id(v), v) for v in body.results], local_axes, cond
 
 
-STRUCTURAL = {"if": _batch_if, "for": _batch_loop, "while": _batch_loop}
+def _batch_rule_call(b, op, env, axes) -> None:
+    """A call with its own derivative rule, batched as the code it runs (its region)."""
+    if b.differentiable:
+        raise UnsupportedOperationError(
+            f"vmap inside a differentiated function does not go through {op.params.get('rule')!r}, "
+            "a call with its own derivative rule (written for one example)", op.loc,
+            "call the vmapped function outside the differentiated one, or vmap the gradient")
+    (region,) = op.regions
+    local = dict(env)
+    local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
+    _batch_ops(b, region.ops, local, axes)
+    env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+
+
+STRUCTURAL = {"if": _batch_if, "for": _batch_loop, "while": _batch_loop,
+              "bprop_call": _batch_rule_call}

@@ -92,7 +92,7 @@ class Vmapped:
                                       "examples along its in_axes")
         return specs, [ax for ax, _ in leaf_axes], sizes.pop()
 
-    def _build(self, args):
+    def _build(self, args, differentiable=False):
         from ..ad.batching import batch_function
         from ..frontend import lift
         from ..passes.pipeline import optimize
@@ -104,7 +104,7 @@ class Vmapped:
         n_extra = len(lifted.function.args) - len(leaf_axes)
         outs = _out_axes(self.out_axes, lifted.out_tree, len(lifted.function.outputs))
         batched = batch_function(lifted.function, leaf_axes + [None] * n_extra, outs, size,
-                                 name=self.__name__)
+                                 name=self.__name__, differentiable=differentiable)
         return lifted, optimize(batched), size, make_reader(lifted.captured)
 
     def entry_for(self, args):
@@ -138,7 +138,7 @@ class Vmapped:
         """Inline the batched function into a function being compiled."""
         from ..frontend import owner_of
         from ..ir.clone import inline
-        lifted, ir, size, _ = self._build(args)
+        lifted, ir, size, _ = self._build(args, differentiable=True)
         leaves = [b.const(v) for v in flatten(args)[0]]
         params = [b.read_parameter(p) for p in lifted.params]
         captured = b.read_captured(lifted.captured, owner_of(self.fn)) if lifted.captured else []

@@ -315,3 +315,23 @@ def test_a_while_condition_that_differs_between_examples_is_refused_with_its_lin
     with pytest.raises(UnsupportedOperationError, match="'while' loop's condition") as e:
         ms.vmap(halve_until_small)(np.abs(X) + 1)
     assert "while np.sum(x) > 1.0" in str(e.value)
+
+
+@ms.custom_vjp
+def clipped_sin(x):
+    return np.sin(x)
+
+
+clipped_sin.defvjp(lambda x: (np.sin(x), (x,)),
+                   lambda res, g: (np.clip(g * np.cos(res[0]), -0.5, 0.5),))
+
+
+def test_a_function_with_its_own_rule_batches_and_keeps_its_rule_in_gradients():
+    np.testing.assert_allclose(ms.vmap(clipped_sin)(X), np.sin(X))
+    per_example = ms.vmap(ms.grad(lambda x: np.sum(clipped_sin(x))))(X)
+    np.testing.assert_allclose(per_example, np.clip(np.cos(X), -0.5, 0.5))
+
+
+def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_is_refused():
+    with pytest.raises(UnsupportedOperationError, match="its own derivative rule"):
+        ms.grad(lambda x: np.sum(ms.vmap(clipped_sin)(x)))(X)
