@@ -18,7 +18,11 @@ Structured ops: an ``if`` on a condition shared by the batch batches its
 branches; a condition that differs between examples is refused (each example
 would take its own path). A ``for`` loop batches its body (its trip count is
 never batched: shapes are static); a ``while`` loop whose condition is shared
-likewise.
+likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
+``Cell.bprop``) batches as the code it runs when the result is only evaluated,
+and is refused when it may be differentiated afterwards (its rule is written
+for one example). A length known only at run time (a boolean mask's selection)
+is refused: each example could have its own.
 """
 from __future__ import annotations
 
