@@ -104,6 +104,12 @@ def _batch_ops(b, ops, env: dict, axes: dict) -> None:
             with b.at(op.loc):
                 rule(b, op, env, axes)
             continue
+        if rules.get(op.prim).effect:
+            raise UnsupportedOperationError(
+                f"vmap does not batch '{op.prim}': it reads state outside the function (a "
+                "random draw), and a loop over the examples would get new values for each",
+                op.loc, "draw the batch's values outside vmap and pass them in as a batched "
+                        "argument")
         inputs = [env.get(id(v), v) for v in op.inputs]
         in_axes = [axes.get(id(v)) for v in inputs]
         if all(ax is None for ax in in_axes):

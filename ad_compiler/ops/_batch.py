@@ -398,3 +398,31 @@ def batch_recurrence(b, axes, a, c, *, axis, reverse=False):
     a = lead_ones(b, materialize(b, a, axes[0]), n)
     c = lead_ones(b, materialize(b, c, axes[1]), n)
     return b.recurrence(a, c, axis=shift(axis, n), reverse=reverse), 0
+
+
+# -- predicates ---------------------------------------------------------------------------
+
+def all_of_close(name: str, **fixed):
+    """``np.allclose`` / ``np.array_equal`` (``fixed``: rtol=atol=0): ``np.isclose`` on the
+    batch, then ``np.all`` over each example's axes."""
+    def rule(b, axes, x, y, /, **params):
+        if name == "array_equal" and _example_shape(x, axes[0]) != _example_shape(y, axes[1]):
+            return b.const(np.zeros(b.batch_size, dtype=bool)), 0  # shapes differ: False
+        close, _ = broadcasting("isclose")(b, axes, x, y, **{**params, **fixed})
+        return b.all(close, axis=tuple(range(1, close.type.ndim)), keepdims=False), 0
+    rule.__name__ = f"batch_{name}"
+    return rule
+
+
+def _example_shape(v, ax) -> tuple:
+    shape = v.type.shape
+    return shape if ax is None else shape[:ax] + shape[ax + 1:]
+
+
+def batch_searchsorted(b, axes, a, v, /, **params):
+    """``np.searchsorted`` of values batched into a sorted array shared by the batch."""
+    if axes[0] is not None:
+        raise UnsupportedOperationError(
+            "vmap does not batch 'searchsorted' into a sorted array that differs between "
+            "examples (np.searchsorted takes one 1-D array)")
+    return b.searchsorted(a, v, **params), axes[1]

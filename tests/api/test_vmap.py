@@ -335,3 +335,11 @@ def test_a_function_with_its_own_rule_batches_and_keeps_its_rule_in_gradients():
 def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_is_refused():
     with pytest.raises(UnsupportedOperationError, match="its own derivative rule"):
         ms.grad(lambda x: np.sum(ms.vmap(clipped_sin)(x)))(X)
+
+
+def test_a_random_draw_inside_vmap_is_refused_with_its_line():
+    def noisy(x):
+        return x + np.random.normal(size=3)
+    with pytest.raises(UnsupportedOperationError, match="random draw") as e:
+        ms.vmap(noisy)(X)
+    assert "np.random.normal(size=3)" in str(e.value)
