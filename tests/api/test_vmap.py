@@ -343,3 +343,20 @@ def test_a_random_draw_inside_vmap_is_refused_with_its_line():
     with pytest.raises(UnsupportedOperationError, match="random draw") as e:
         ms.vmap(noisy)(X)
     assert "np.random.normal(size=3)" in str(e.value)
+
+
+SCALE = np.ones(3)
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_captured_state_is_read_at_call_time():
+    global SCALE
+    vf = ms.vmap(scaled)
+    np.testing.assert_allclose(vf(X), X)
+    SCALE[:] = 2.0
+    np.testing.assert_allclose(vf(X), 2 * X)
+    SCALE = np.full(3, 3.0)
+    np.testing.assert_allclose(vf(X), 3 * X)
