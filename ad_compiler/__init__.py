@@ -13,6 +13,7 @@ from .api.extension import primitive
 from .api.grad import GradOperation, grad, value_and_grad
 from .api.hessian import hessian, hvp
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
+from .api.vmap import vmap
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple
@@ -27,4 +28,5 @@ __all__ = [
     "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
+    "vmap",
 ]

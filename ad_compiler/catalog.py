@@ -291,14 +291,16 @@ def render() -> str:
         for e in rows:
             lines.append(f"| `{e.spelling}` | {', '.join(e.prims) or '—'} | {e.mode('vjp')} "
                          f"| {e.mode('jvp')} | {e.note} |")
-    lines += ["", "## Primitives", "", "| primitive | family | reverse | forward |",
-              "|---|---|---|---|"]
+    lines += ["", "## Primitives", "",
+              "*vmap* says whether the primitive has a batching rule (`ms.vmap`).", "",
+              "| primitive | family | reverse | forward | vmap |", "|---|---|---|---|---|"]
     for name, p in sorted(rules.PRIMITIVES.items()):
         if p.family == "user":
             continue
         rev = "zero" if p.nondiff else ("yes" if p.vjp else "no")
         fwd = "zero" if p.nondiff else ("yes" if p.jvp else "no")
-        lines.append(f"| `{name}` | {p.family or 'structure'} | {rev} | {fwd} |")
+        batch = "yes" if p.batch_rule is not None else "no"
+        lines.append(f"| `{name}` | {p.family or 'structure'} | {rev} | {fwd} | {batch} |")
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..ad.rules import primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, ListType
+from ._batch import batch_list_get, batch_stack_list, batch_unstack
 
 F = "lists"
 
@@ -35,7 +36,7 @@ primitive("list_get", emit="{0}[{1}]", view=True, family=F, nondiff=False, dynam
           infer=lambda lst, i: lst.elem, vjp=_no_list_gradient,
           # forward mode: the item of the list of tangents (linear, no list cotangent)
           jvp=lambda b, t, out, lst, i: None if t[0] is None else b.list_get(t[0], i),
-          examples=[])
+          examples=[], batch=batch_list_get)
 
 primitive("stack_list", emit="np.stack({0}, axis={axis})", family=F,
           infer=_stack_infer,
@@ -43,11 +44,11 @@ primitive("stack_list", emit="np.stack({0}, axis={axis})", family=F,
               b.unstack(ct, axis=axis, elem=lst.type.elem),),
           jvp=lambda b, t, out, lst, *, axis=0, length=0: b.stack_list(t[0], axis=axis,
                                                                       length=length),
-          examples=[])
+          examples=[], batch=batch_stack_list)
 
 primitive("unstack", emit="list(np.moveaxis({0}, {axis}, 0))", family=F, view=True,
           infer=lambda t, *, axis=0, elem=None: ListType(elem),
           vjp=lambda b, ct, out, x, *, axis=0, elem=None: (
               b.stack_list(ct, axis=axis, length=b.type_of(x).shape[axis]),),
           jvp=lambda b, t, out, x, *, axis=0, elem=None: b.unstack(t[0], axis=axis, elem=elem),
-          examples=[])
+          examples=[], batch=batch_unstack)
