@@ -256,3 +256,28 @@ def sinc_derivative(x, order):
                 * np.sin(far_u + j * np.pi / 2) / far_u ** (k + 1))
     out = (np.where(small, near, far) * np.pi ** order).astype(np.result_type(x, 1.0))
     return out[()]
+
+
+def list_zeros(items):
+    """The zero cotangent of a list: a zero of each item's type (Python floats stay
+    Python floats)."""
+    return [0.0 if isinstance(v, float) else np.zeros_like(v) for v in items]
+
+
+def list_add_at(acc, index, value):
+    """A new list: ``acc`` with ``value`` added to its item ``index`` (a new item; the
+    others are shared with ``acc``).
+
+    >>> list_add_at([0.0, 0.0], 1, 2.5)
+    [0.0, 2.5]
+    """
+    out = list(acc)
+    out[index] = out[index] + value
+    return out
+
+
+def list_add(x, y):
+    """Two list cotangents added item by item (the lists have the same length)."""
+    if len(x) != len(y):
+        raise ValueError(f"list cotangents of lengths {len(x)} and {len(y)} cannot be added")
+    return [a + b for a, b in zip(x, y)]

@@ -139,6 +139,7 @@ def _bound(fn, full, positions):
         for p, x in zip(positions, xs):
             args[p] = x
         return fn(*args)
+    of_floats.bound = (fn, fixed, positions)
     return of_floats
 
 
@@ -146,9 +147,14 @@ def _gradient_function(fn, cotangent, n: int):
     """``xs -> gradient of <cotangent, fn(xs)>`` w.r.t. every ``xs``, compiled."""
     from .grad import grad
     several = isinstance(cotangent, tuple)
+    # a function of ad_compiler is not inlined: call the user's function itself
+    user, fixed, positions = getattr(fn, "bound", (fn, [], ()))
 
     def objective(*xs):
-        out = fn(*xs)
+        args = list(fixed) if positions else list(xs)
+        for p, x in zip(positions, xs):
+            args[p] = x
+        out = user(*args)
         if several:
             total = 0.0
             for o, c in zip(out, cotangent):
