@@ -129,7 +129,7 @@ def _count_iterations(b, op) -> tuple[Value, Value]:
     cond.args.append(Value(INT, "n_iter"))
     arg = Value(INT, "n_iter")
     body.args.append(arg)
-    with b.inside(body):
+    with b.inside(body), b.at(op.loc):
         body.results.insert(k, b.add(arg, b.const(1), hint="n_iter"))
     start = Op("const", [], {"value": 0}, [Value(INT, "n_iter")], [], op.loc)
     start.results[0].producer = start
@@ -231,15 +231,11 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
 def _item_reads(op, region, index, n, active) -> dict:
     """``{id(ys): (ys, [reads])}`` for the lists captured by the loop ``op`` whose every
     use is a ``list_get(ys, i)`` at the top of its body with its own index ``i``, and
-    that have as many items as the loop has iterations (``ys`` is stacked by a loop
-    with the same trip count)."""
+    that have as many items as the loop has iterations."""
     found = {}
     for v in free_values(op):
-        if id(v) not in active or not isinstance(v.type, ListType) or not _float(v):
-            continue
-        producer = v.producer
-        count = trip_count(producer) if producer is not None and producer.regions else None
-        if count is None or not _same_count(count, n):
+        if id(v) not in active or not isinstance(v.type, ListType) or not _float(v) \
+                or not _same_count(list_length(v), n):
             continue
         reads = [o.result for o in region.ops if o.prim == "list_get" and o.inputs[0] is v
                  and o.inputs[1] is index]
@@ -248,13 +244,35 @@ def _item_reads(op, region, index, n, active) -> dict:
     return found
 
 
-def _same_count(a: Value, b: Value) -> bool:
-    if a is b:
-        return True
-    pa, pb = a.producer, b.producer
-    return (pa is not None and pb is not None and pa.prim == pb.prim == "const"
-            and not isinstance(pa.params["value"], np.ndarray)
-            and pa.params["value"] == pb.params["value"])
+def list_length(v: Value):
+    """The length of the list ``v`` when the IR says: a Value (the trip count of the loop
+    that stacked it), an int (a list of known length), or None."""
+    op = v.producer
+    if op is None:
+        return None
+    if op.regions:
+        return trip_count(op) if op.results.index(v) >= op.params["n_carried"] else None
+    if op.prim == "unstack":
+        return op.inputs[0].type.shape[op.params["axis"]]
+    if op.prim in ("list_zeros", "list_add_at", "list_add"):
+        return list_length(op.inputs[0])
+    return None
+
+
+def _same_count(length, n: Value) -> bool:
+    """Whether a list's ``length`` is the trip count ``n`` of a loop."""
+    if length is None or length is n:
+        return length is n
+    return _static_int(length) is not None and _static_int(length) == _static_int(n)
+
+
+def _static_int(v):
+    if isinstance(v, int):
+        return v
+    op = v.producer
+    if op is not None and op.prim == "const" and type(op.params["value"]) is int:
+        return op.params["value"]
+    return None
 
 
 def _uses_of(op, v: Value) -> int:
