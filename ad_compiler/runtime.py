@@ -260,8 +260,14 @@ def sinc_derivative(x, order):
 
 def list_zeros(items):
     """The zero cotangent of a list: a zero of each item's type (Python floats stay
-    Python floats)."""
-    return [0.0 if isinstance(v, float) else np.zeros_like(v) for v in items]
+    Python floats, a list of lists gives lists of zeros)."""
+    return [_zero(v) for v in items]
+
+
+def _zero(v):
+    if isinstance(v, list):
+        return list_zeros(v)
+    return 0.0 if isinstance(v, float) else np.zeros_like(v)
 
 
 def list_add_at(acc, index, value):
@@ -272,7 +278,7 @@ def list_add_at(acc, index, value):
     [0.0, 2.5]
     """
     out = list(acc)
-    out[index] = out[index] + value
+    out[index] = _plus(out[index], value)
     return out
 
 
@@ -280,4 +286,8 @@ def list_add(x, y):
     """Two list cotangents added item by item (the lists have the same length)."""
     if len(x) != len(y):
         raise ValueError(f"list cotangents of lengths {len(x)} and {len(y)} cannot be added")
-    return [a + b for a, b in zip(x, y)]
+    return [_plus(a, b) for a, b in zip(x, y)]
+
+
+def _plus(a, b):
+    return list_add(a, b) if isinstance(a, list) else a + b

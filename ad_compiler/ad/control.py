@@ -27,8 +27,11 @@ from ..ir.core import AType, Block, ListType, Op, Value
 
 
 def _float(v: Value) -> bool:
-    """Whether ``v`` has a cotangent: a float array or number, or a list of them."""
-    t = v.type.elem if isinstance(v.type, ListType) else v.type
+    """Whether ``v`` has a cotangent: a float array or number, or a list of them (of
+    lists of them: the tape of a list cotangent a loop carries)."""
+    t = v.type
+    while isinstance(t, ListType):
+        t = t.elem
     return isinstance(t, AType) and t.dtype.kind in "fc"
 
 
