@@ -258,6 +258,19 @@ def sinc_derivative(x, order):
     return out[()]
 
 
+def sum_to(ct, like):
+    """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
+    (the run-time form of un-broadcasting, for lengths that depend on data)."""
+    shape = np.shape(like)
+    if np.shape(ct) == shape:
+        return ct
+    lead = np.ndim(ct) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and np.shape(ct)[lead + i] != 1)
+    return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
+        np.reshape(ct, shape)
+
+
 def list_zeros(items):
     """The zero cotangent of a list: a zero of each item's type (Python floats stay
     Python floats, a list of lists gives lists of zeros)."""

@@ -7,10 +7,12 @@ gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
 from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
 from . import scans, quantiles  # noqa: F401  (registration)
+from . import dynamic  # noqa: F401  (run-time lengths: sum_to, broadcast_like ...)
 from . import decompositions, norms  # noqa: F401  (registration: np.linalg)
 from . import einsum  # noqa: F401  (registration)
 from . import movement  # noqa: F401  (registration)
 from . import elementwise_math  # noqa: F401  (registration)
+from . import building, predicates, randomness  # noqa: F401  (registration)
 from ..ir import control  # noqa: F401  (the structured ops: if, for, while)
 from ..ad import control as _control_vjps  # noqa: F401  (their adjoints)
 from ..ad import custom as _custom_vjps  # noqa: F401  (Cells with their own bprop)

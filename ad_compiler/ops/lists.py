@@ -33,7 +33,7 @@ def _list_get_vjp(b, ct, out, lst, i):
     return b.list_add_at(b.list_zeros(lst, hint="d" + (lst.hint or "list")), i, ct), None
 
 
-primitive("list_get", emit="{0}[{1}]", view=True, family=F,
+primitive("list_get", emit="{0}[{1}]", view=True, family=F, dynamic="native",
           infer=lambda lst, i: lst.elem, vjp=_list_get_vjp,
           # forward mode: the item of the list of tangents (linear, no list cotangent)
           jvp=lambda b, t, out, lst, i: None if t[0] is None else b.list_get(t[0], i),
@@ -57,7 +57,7 @@ primitive("unstack", emit="list(np.moveaxis({0}, {axis}, 0))", family=F, view=Tr
 
 # -- list cotangents ------------------------------------------------------------------
 
-primitive("list_zeros", emit="rt.list_zeros({0})", family=F, nondiff=True,
+primitive("list_zeros", emit="rt.list_zeros({0})", family=F, nondiff=True, dynamic="native",
           infer=lambda t: t, examples=[])
 
 
@@ -68,7 +68,7 @@ def _list_add_at_jvp(b, t, out, acc, i, v):
     return b.list_add_at(t_acc if t_acc is not None else b.list_zeros(acc), i, t_v)
 
 
-primitive("list_add_at", emit="rt.list_add_at({0}, {1}, {2})", family=F,
+primitive("list_add_at", emit="rt.list_add_at({0}, {1}, {2})", family=F, dynamic="native",
           infer=lambda acc, i, v: acc,
           vjp=lambda b, ct, out, acc, i, v: (ct, None, b.list_get(ct, i)),
           jvp=_list_add_at_jvp, examples=[])
@@ -80,7 +80,7 @@ def _list_add_jvp(b, t, out, x, y):
     return b.list_add(t[0], t[1])
 
 
-primitive("list_add", emit="rt.list_add({0}, {1})", family=F,
+primitive("list_add", emit="rt.list_add({0}, {1})", family=F, dynamic="native",
           infer=lambda x, y: x, vjp=lambda b, ct, out, x, y: (ct, ct),
           jvp=_list_add_jvp, examples=[])
 

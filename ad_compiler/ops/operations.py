@@ -747,3 +747,8 @@ class BatchMatMul(MatMul):
 
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
+
+from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
+from .operations_building import __all__ as _building_all  # noqa: E402
+
+__all__ += _building_all

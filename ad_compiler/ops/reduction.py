@@ -47,13 +47,19 @@ def keep_dims_of(b, r, x, axis, keepdims):
         return r
     axes = normalize_axis(axis, xt.ndim)
     kept = tuple(1 if i in axes else d for i, d in enumerate(xt.shape))
-    return r if b.type_of(r).shape == kept else b.reshape(r, shape=kept)
+    if b.type_of(r).shape == kept and not xt.dynamic:
+        return r
+    if xt.dynamic:  # a '?' axis kept: put the reduced axes back, lengths unchanged
+        return b.expand_dims(r, axis=axes) if axes and b.type_of(r).ndim else r
+    return b.reshape(r, shape=kept)
 
 
 def expand_to(b, ct, x, axis, keepdims):
     """Broadcast a reduced cotangent ``ct`` back to the shape of ``x``."""
     ct = keep_dims_of(b, ct, x, axis, keepdims)
     xt = b.type_of(x)
+    if xt.dynamic:  # lengths known at run time (ir/dims.py)
+        return b.broadcast_like(ct, x)
     if b.type_of(ct).shape != xt.shape:
         ct = b.broadcast_to(ct, shape=xt.shape)
     return ct
@@ -64,6 +70,21 @@ def reduced_count(xt: AType, axis) -> int:
     return int(np.prod([xt.shape[i] for i in normalize_axis(axis, xt.ndim)], dtype=np.int64))
 
 
+def run_time_count(b, x, axis):
+    """``reduced_count`` as a value when a reduced axis has a run-time length: the
+    product of the fixed lengths and of ``dim`` of each ``?`` axis."""
+    xt = b.type_of(x)
+    axes = normalize_axis(axis, xt.ndim)
+    fixed = int(np.prod([xt.shape[i] for i in axes if xt.shape[i] is not None],
+                        dtype=np.int64))
+    count = None if fixed == 1 else b.const(fixed)
+    for i in axes:
+        if xt.shape[i] is None:
+            n = b.dim(x, axis=i, hint="n")
+            count = n if count is None else b.mul(count, n, hint="n")
+    return count
+
+
 REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims=False),
                    ex((2, 3), axis=(0,), keepdims=True), ex((2, 3, 4), axis=(0, 2), keepdims=False),
                    ex((2, 3), axis=-1, keepdims=True), ex((2, 3), axis=(), keepdims=False),
@@ -71,7 +92,7 @@ REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepd
 
 primitive(
     "sum", emit="{0}.sum(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("sum"),
-    family=F,
+    family=F, dynamic=True,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, ct, x, axis, keepdims), x),),
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(t[0], axis=axis,
@@ -82,12 +103,15 @@ primitive(
 
 def _mean_scale(b, g, x, axis):
     """``g / n``: an int divisor keeps g's dtype and reads as the user's formula."""
-    return b.div(g, b.const(max(reduced_count(b.type_of(x), axis), 1)))
+    xt = b.type_of(x)
+    if any(xt.shape[i] is None for i in normalize_axis(axis, xt.ndim)):
+        return b.div(g, run_time_count(b, x, axis))
+    return b.div(g, b.const(max(reduced_count(xt, axis), 1)))
 
 
 primitive(
     "mean", emit="{0}.mean(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("mean"),
-    family=F,
+    family=F, dynamic=True,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, _mean_scale(b, ct, x, axis), x, axis, keepdims), x),),
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.mean(t[0], axis=axis,
@@ -121,7 +145,7 @@ def _extremum(name):
     ties = [ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),
             ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
     primitive(name, emit=f"{{0}}.{name}(axis={{axis}}, keepdims={{keepdims}})", array_inputs=True,
-              infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F,
+              infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F, dynamic=True,
               examples=[*REDUCE_EXAMPLES, *ties])
 
 
@@ -227,15 +251,24 @@ def _deviation(b, x, axis):
 
 
 def _degrees(b, x, axis, ddof):
-    """NumPy's divisor of a variance: ``max(n - ddof, 0)``."""
-    return b.const(max(reduced_count(b.type_of(x), axis) - ddof, 0))
+    """NumPy's divisor of a variance: ``max(n - ddof, 0)`` (``n`` a value when a
+    reduced axis has a run-time length)."""
+    xt = b.type_of(x)
+    if any(xt.shape[i] is None for i in normalize_axis(axis, xt.ndim)):
+        n = run_time_count(b, x, axis)
+        return n if not ddof else b.maximum(b.sub(n, b.const(ddof)), b.const(0))
+    return b.const(max(reduced_count(xt, axis) - ddof, 0))
 
 
-def _per_std(b, g, out, x, axis, ddof):
-    """``g / ((n - ddof) * out)``, and 0 where ``out`` is 0 (written so no 0/0 is run)."""
-    zero = b.equal(out, b.const(0))
-    scaled = b.div(g, b.mul(b.where(zero, b.const(1), out), _degrees(b, x, axis, ddof)))
-    return b.where(zero, b.const(0), scaled)
+def _per_std(b, g, out, x, axis, ddof, keepdims):
+    """``g / ((n - ddof) * out)``, and 0 where there is no spread (written so no 0/0 is
+    run). No spread means equal values (``max == min``), not ``out == 0``: the mean of
+    equal values may round, leaving a ``std`` of 1e-17 whose "derivative" would be
+    rounding noise divided by rounding noise."""
+    flat = b.equal(out, b.const(0))
+    same = b.equal(b.max(x, axis=axis, keepdims=keepdims), b.min(x, axis=axis, keepdims=keepdims))
+    scaled = b.div(g, b.mul(b.where(flat, b.const(1), out), _degrees(b, x, axis, ddof)))
+    return b.where(same, b.const(0), b.where(flat, b.const(0), scaled))
 
 
 def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
@@ -243,13 +276,13 @@ def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
     # (x - mean(x)) / ((n - ddof) std). Where the spread is zero (an axis of length 1,
     # equal values) the norm is at its kink: its smallest subgradient there is 0, which is
     # also what central differences give (sqrt's infinite slope at 0 would make 0 * inf)
-    scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof), x, axis, keepdims)
+    scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof, keepdims), x, axis, keepdims)
     return (b.fit(b.mul(_deviation(b, x, axis), scale), x),)
 
 
 def _std_jvp(b, t, out, x, *, axis=None, ddof=0, keepdims=False):
     g = b.sum(b.mul(_deviation(b, x, axis), t[0]), axis=axis, keepdims=keepdims)
-    return _per_std(b, g, out, x, axis, ddof)
+    return _per_std(b, g, out, x, axis, ddof, keepdims)
 
 
 primitive(
@@ -263,7 +296,9 @@ primitive(
               ex(float, axis=None, ddof=0, keepdims=False),
               # no spread: identically zero (an axis of length 1) or at its kink (equal values)
               ex(np.array([[1.5], [-2.0]]), axis=1, ddof=0, keepdims=False),
-              ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False)],
+              ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False),
+              # equal values whose mean rounds: std is 1e-17, not 0, and still no spread
+              ex(np.zeros((3, 3)) + np.array([0.1, 0.7, 1.3]), axis=0, ddof=0, keepdims=True)],
 )
 
 
@@ -286,7 +321,7 @@ def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 for _name in ("all", "any"):
-    primitive(_name, emit=f"{{0}}.{_name}(axis={{axis}}, keepdims={{keepdims}})",
+    primitive(_name, dynamic=True, emit=f"{{0}}.{_name}(axis={{axis}}, keepdims={{keepdims}})",
               array_inputs=True, nondiff=True, family=F,
               infer=lambda t, *, axis=None, keepdims=False, _n=_name: reduce_infer(_n)(
                   t, axis=axis, keepdims=keepdims),
