@@ -90,6 +90,31 @@ def with_break(x):
     return np.sum(s * s)
 
 
+def with_continue(x):
+    s = x
+    for _ in range(4):
+        s = np.tanh(s) + 0.3 * x
+        if np.sum(s) < 0.5:
+            continue
+        s = s * 0.9
+    return np.sum(s * s)
+
+
+def while_with_break(x):
+    while np.sum(x * x) < 50.0:
+        x = x * 1.7 + np.sin(x)
+        if np.max(x) > 4.0:
+            break
+    return np.sum(x ** 2)
+
+
+def run_time_range(x, n):
+    s = x
+    for _ in range(n):
+        s = np.sin(s) * x[0]
+    return np.sum(s ** 2)
+
+
 def early_return(x):
     for _ in range(4):
         x = np.sin(x) + 0.5 * x
@@ -161,6 +186,9 @@ CASES = {
     "while": (grow, (POSITIVE,)),
     "break taken": (with_break, (X * 3,)),
     "break not taken": (with_break, (X,)),
+    "continue": (with_continue, (X,)),
+    "while with break": (while_with_break, (X,)),
+    "run-time range": (run_time_range, (X, np.array(3))),
     "early return taken": (early_return, (X,)),
     "early return not taken": (early_return, (X * 0.1,)),
     "list stacked by a for": (stacked, (X,)),
