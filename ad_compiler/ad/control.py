@@ -189,7 +189,8 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
     if all(s is None for s in seeds + list_seeds):
         return
     listed = _item_reads(op, region, index, n, active)
-    captures = [v for v in free_values(op) if id(v) in active and _float(v) and id(v) not in listed]
+    captures = [v for v in free_values(op)
+                if id(v) in active and _float(v) and id(v) not in listed]
     reads = [r for group in listed.values() for r in group[1]]
     carried = [j for j, a in enumerate(body_args) if _float(a)]
     n_yields = len(region.results)
@@ -258,7 +259,7 @@ def list_length(v: Value):
     op = v.producer
     if op is None:
         return None
-    if op.regions:
+    if op.prim in ("for", "while"):
         return trip_count(op) if op.results.index(v) >= op.params["n_carried"] else None
     if op.prim == "unstack":
         return op.inputs[0].type.shape[op.params["axis"]]

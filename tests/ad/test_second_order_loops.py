@@ -151,6 +151,16 @@ def while_list_read_in_a_loop(x):
     return s
 
 
+def while_list_items_in_branches(x):
+    ys = []
+    while np.sum(x * x) < 10.0:
+        x = x * 2.0
+        ys.append(x * x)
+    if np.sum(x) > 0:
+        return np.sum(ys[1] * x)
+    return np.sum(ys[0])
+
+
 def nested(x):
     for _ in range(2):
         for _ in range(3):
@@ -194,6 +204,8 @@ CASES = {
     "list stacked by a for": (stacked, (X,)),
     "item of a while-built list": (first_of_while_list, (POSITIVE,)),
     "while-built list read in a loop": (while_list_read_in_a_loop, (POSITIVE,)),
+    "while-built list in a branch": (while_list_items_in_branches, (POSITIVE / 4,)),
+    "while-built list in the other branch": (while_list_items_in_branches, (-POSITIVE / 4,)),
     "nested loops": (nested, (X,)),
     "branch in a loop": (rnn, (X, W)),
     "rows of an array": (rows, (np.array([[0.3, -0.4], [0.8, 0.1], [0.2, 0.5]]),)),
