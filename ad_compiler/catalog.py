@@ -67,6 +67,7 @@ _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
                "np.invert": (_MASK,)})
+PROBES.update({name: (A((2, 3)), np.float32) for name in ("ops.cast", "ops.Cast")})
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
@@ -201,6 +202,8 @@ def entries() -> tuple[list[Entry], list[str]]:
         if where is None or where[0] is None:
             continue
         spelling, section = where
+        if getattr(lower, "refused", False):
+            continue
         if section == _SECTIONS[7]:
             out.append(Entry(spelling, section, (), "differentiated where it is called"))
             continue

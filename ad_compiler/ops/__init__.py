@@ -20,6 +20,16 @@ from .operations import *  # noqa: F401,F403
 from .operations import __all__ as _operations_all
 from ..api.grad import GradOperation, grad, value_and_grad
 from ..api.transforms import jacfwd, jacrev, jvp, vjp
+from . import creation as _creation
+from .creation import *  # noqa: F401,F403
 
 __all__ = list(_operations_all) + ["GradOperation", "grad", "value_and_grad",
                                    "vjp", "jvp", "jacfwd", "jacrev"]
+__all__ += list(_creation.__all__)
+
+# ``ms.ops`` exposes only public operation names: the modules of this package
+# (``shape``, ``reduction`` ...) are reached as ``ad_compiler.ops.<module>`` imports.
+for _name, _value in list(globals().items()):
+    if type(_value).__name__ == "module" and _name not in __all__:
+        del globals()[_name]
+del _name, _value
