@@ -29,7 +29,7 @@ from __future__ import annotations
 from ..ad import rules
 from ..ir import dims
 from ..ir.control import free_values
-from ..ir.core import Block, Function
+from ..ir.core import AType, Block, Function
 
 _END = float("inf")
 
@@ -223,6 +223,6 @@ def _owned_buffers(block: Block) -> tuple[set, set]:
         if prim is None or prim.aliases(op) or op.prim == "const" or op.regions:
             continue
         for r in op.results:
-            if not r.type.weak and r.type.ndim >= 1:
+            if isinstance(r.type, AType) and not r.type.weak and r.type.ndim >= 1:
                 owned.add(id(r))
     return owned, shared
