@@ -747,3 +747,61 @@ class BatchMatMul(MatMul):
 
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
+
+
+# -- activations, normalisations, embedding, dropout (ops/normalization.py) -----------------
+from . import normalization as _norm  # noqa: E402
+
+relu6 = functional(_norm.lower_relu6, "relu6")
+leaky_relu = functional(_norm.lower_leaky_relu, "leaky_relu")
+elu = functional(_norm.lower_elu, "elu")
+gelu = functional(_norm.lower_gelu, "gelu")
+silu = functional(_norm.lower_silu, "silu")
+layer_norm = functional(_norm.lower_layer_norm, "layer_norm")
+group_norm = functional(_norm.lower_group_norm, "group_norm")
+embedding = functional(_norm.lower_embedding, "embedding")
+_batch_norm_value = functional(_norm.lower_batch_norm, "batch_norm")
+
+
+def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1,
+               eps=1e-5):
+    """``ops.batch_norm``: normalise ``(N, C, ...)`` per channel.
+
+    ``training=True`` uses the batch's statistics and, called eagerly, updates
+    ``running_mean``/``running_var`` (Parameters) in place as
+    ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance).
+    Compiled code computes the same value and gradient but does not update them.
+    """
+    out = _batch_norm_value(input_x, running_mean, running_var, weight, bias, training,
+                            momentum, eps)
+    if training:
+        from ..nn.normalization import update_moving
+        update_moving(input_x, running_mean, running_var, 1.0 - momentum)
+    return out
+
+
+register_lowering(batch_norm, _norm.lower_batch_norm)
+
+
+def _lower_dropout(b, input, p=0.5, training=True, seed=None):  # noqa: A002 - MindSpore's name
+    """``ops.dropout``: zero each element with probability ``p``, scale the rest by
+    ``1 / (1 - p)``; the identity when not ``training`` or ``p == 0``."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p!r}")
+    x = b.const(input)
+    if not training or p == 0.0:
+        return x
+    if not isinstance(b, EagerBuilder):
+        raise UnsupportedOperationError(
+            "dropout in training mode draws a random mask, which compiled code does not do",
+            hint="call set_train(False) on the network (dropout is then the identity), or "
+                 "differentiate with p=0")
+    keep = 1.0 - p
+    mask = np.random.random_sample(b.type_of(x).shape) < keep
+    return b.mul(x, b.const((mask / keep).astype(b.type_of(x).dtype)))
+
+
+dropout = functional(_lower_dropout, "dropout")
+
+__all__ += ["relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
+            "embedding", "batch_norm", "dropout"]
