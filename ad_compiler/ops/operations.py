@@ -769,13 +769,15 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
 
     ``training=True`` uses the batch's statistics and, called eagerly, updates
     ``running_mean``/``running_var`` (Parameters) in place as
-    ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance).
+    ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance)
+    when they are Parameters.
     Compiled code computes the same value and gradient but does not update them.
     """
     out = _batch_norm_value(input_x, running_mean, running_var, weight, bias, training,
                             momentum, eps)
-    if training:
-        from ..nn.normalization import update_moving
+    from ..nn.normalization import update_moving
+    from ..nn.parameter import Parameter
+    if training and isinstance(running_mean, Parameter) and isinstance(running_var, Parameter):
         update_moving(input_x, running_mean, running_var, 1.0 - momentum)
     return out
 
