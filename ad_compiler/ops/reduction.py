@@ -231,11 +231,15 @@ def _degrees(b, x, axis, ddof):
     return b.const(max(reduced_count(b.type_of(x), axis) - ddof, 0))
 
 
-def _per_std(b, g, out, x, axis, ddof):
-    """``g / ((n - ddof) * out)``, and 0 where ``out`` is 0 (written so no 0/0 is run)."""
-    zero = b.equal(out, b.const(0))
-    scaled = b.div(g, b.mul(b.where(zero, b.const(1), out), _degrees(b, x, axis, ddof)))
-    return b.where(zero, b.const(0), scaled)
+def _per_std(b, g, out, x, axis, ddof, keepdims):
+    """``g / ((n - ddof) * out)``, and 0 where there is no spread (written so no 0/0 is
+    run). No spread means equal values (``max == min``), not ``out == 0``: the mean of
+    equal values may round, leaving a ``std`` of 1e-17 whose "derivative" would be
+    rounding noise divided by rounding noise."""
+    flat = b.equal(out, b.const(0))
+    same = b.equal(b.max(x, axis=axis, keepdims=keepdims), b.min(x, axis=axis, keepdims=keepdims))
+    scaled = b.div(g, b.mul(b.where(flat, b.const(1), out), _degrees(b, x, axis, ddof)))
+    return b.where(same, b.const(0), b.where(flat, b.const(0), scaled))
 
 
 def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
@@ -243,13 +247,13 @@ def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
     # (x - mean(x)) / ((n - ddof) std). Where the spread is zero (an axis of length 1,
     # equal values) the norm is at its kink: its smallest subgradient there is 0, which is
     # also what central differences give (sqrt's infinite slope at 0 would make 0 * inf)
-    scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof), x, axis, keepdims)
+    scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof, keepdims), x, axis, keepdims)
     return (b.fit(b.mul(_deviation(b, x, axis), scale), x),)
 
 
 def _std_jvp(b, t, out, x, *, axis=None, ddof=0, keepdims=False):
     g = b.sum(b.mul(_deviation(b, x, axis), t[0]), axis=axis, keepdims=keepdims)
-    return _per_std(b, g, out, x, axis, ddof)
+    return _per_std(b, g, out, x, axis, ddof, keepdims)
 
 
 primitive(
@@ -263,7 +267,9 @@ primitive(
               ex(float, axis=None, ddof=0, keepdims=False),
               # no spread: identically zero (an axis of length 1) or at its kink (equal values)
               ex(np.array([[1.5], [-2.0]]), axis=1, ddof=0, keepdims=False),
-              ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False)],
+              ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False),
+              # equal values whose mean rounds: std is 1e-17, not 0, and still no spread
+              ex(np.zeros((3, 3)) + np.array([0.1, 0.7, 1.3]), axis=0, ddof=0, keepdims=True)],
 )
 
 

@@ -140,6 +140,11 @@ def std_of_a_float_list(x):
     return np.std(np.array([x, 2.0 * x - x]))
 
 
+def std_of_equal_values_whose_mean_rounds(x):
+    # each column holds three equal floats; their mean rounds, so np.std is 1e-17, not 0
+    return np.sum(np.std(np.zeros((3, 3)) + x, axis=0))
+
+
 # -- loops whose carried value changes shape -----------------------------------------
 
 def max_over_an_axis_in_nested_loops(x):
@@ -283,6 +288,7 @@ CASES = [
     (std_and_var, (M32,)),
     (var_over_an_axis_of_length_one, (np.array([[1.0], [2.0]]),)),
     (std_of_a_float_list, (0.7,)),
+    (std_of_equal_values_whose_mean_rounds, (np.array([0.1, 0.7, 1.3]),)),
     (max_over_an_axis_in_nested_loops, (M32,)),
     (number_that_becomes_an_array, (M32,)),
     (row_that_becomes_the_matrix, (M32,)),
