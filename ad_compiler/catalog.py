@@ -59,6 +59,11 @@ PROBES.update({  # data movement (ops/movement.py)
     "ops.gather_elements": (A((2, 3)), 1, np.zeros((2, 1), np.intp)),
 })
 PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
+PROBES.update({  # normalisations and embedding (ops/normalization.py)
+    "ops.batch_norm": (A((2, 3)), A((3,)), A((3,)), A((3,)), A((3,)), True),
+    "ops.layer_norm": (A((2, 3)), (3,)), "ops.layer_norm_axes": (A((2, 3)), A((3,)), A((3,)), 1, 1, 1e-5),
+    "ops.embedding": (np.array([0, 1]), A((2, 3))),
+})
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
