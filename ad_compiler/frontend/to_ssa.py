@@ -64,6 +64,21 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def write_parameter(self, target, value) -> None:
+        """Record that the call sets the Parameter read as ``target`` to ``value``: a
+        side effect, not differentiated, performed after the compiled code returns."""
+        param = self.parameter_of(target)
+        if param is None:
+            raise UnsupportedOperationError(
+                "only a Parameter (an attribute of a Cell) can be updated in compiled code",
+                hint="pass the Cell's Parameter itself, e.g. self.moving_mean")
+        if self._lifter.depth:
+            raise UnsupportedOperationError(
+                f"Parameter '{param.name}' is updated inside a loop or a data-dependent "
+                "branch, which compiled code does not support",
+                hint="update it at the top level of construct (outside loops and `if`s on data)")
+        self._lifter.effects[id(param)] = (param, self.stop_gradient(value))
+
     def depends_on_epoch(self) -> None:
         """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
         its entry is compiled again when the epoch moves."""
@@ -100,6 +115,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         self.frame_keys: dict = {}
         self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
+        self.effects: dict = {}         # id(Parameter) -> (Parameter, its new Value)
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
         self._captured_values: dict[int, Value] = {}

@@ -85,6 +85,11 @@ class Builder:
         """The Parameter ``value`` reads (the frontend's builder knows), or None."""
         return None
 
+    def write_parameter(self, target, value) -> None:
+        """Make the compiled code set the Parameter whose Value is ``target`` to ``value``
+        after the call (the frontend's builder records it; see frontend/to_ssa.py)."""
+        raise TypeError("a Parameter can only be written by code being compiled")
+
     @contextmanager
     def at(self, loc: SourceLoc | None):
         """Emit ops inside the ``with`` block with ``loc`` as their location."""

@@ -12,11 +12,11 @@ Invariants:
 - Training mode (``set_train()``) normalises with the batch's statistics (biased
   variance) and differentiates through them; eval mode (the default: ``training``
   starts False) uses the moving statistics, an affine map of the input.
-- The moving statistics are updated after each call in training mode as
+- The moving statistics are updated at each call with batch statistics as
   ``moving = momentum * moving + (1 - momentum) * batch`` with the *unbiased* batch
-  variance. The update is a side effect of calling the Cell (``bn(x)``, or a network
-  containing it); compiled gradient code (``grad``/``value_and_grad``) computes the
-  same output and gradients but does not perform it: see docs/api.md, "Layers".
+  variance: eagerly by ``ops.batch_norm``, in compiled gradient code as a recorded
+  Parameter write performed after the call (``LiftBuilder.write_parameter``; see
+  docs/nn.md for which transforms perform it).
 """
 from __future__ import annotations
 
@@ -90,10 +90,7 @@ class _BatchNorm(Cell):
 
     def __call__(self, x):
         self._check_input(x)
-        out = self.construct(x)
-        if self.batch_statistics():
-            update_moving(x, self.moving_mean, self.moving_variance, self.momentum)
-        return out
+        return self.construct(x)
 
     def _check_input(self, x) -> None:
         shape = np.shape(unwrap(x))
@@ -103,11 +100,10 @@ class _BatchNorm(Cell):
                              f"{self.num_features} channels on axis 1, got shape {shape}")
 
     def construct(self, x):
-        if self.batch_statistics():
-            return _ops.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma,
-                                   self.beta, True, 0.0, self.eps)
+        # ops.batch_norm's momentum weighs the batch: MindSpore's layer momentum weighs the
+        # moving statistics
         return _ops.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma,
-                               self.beta, False, 0.0, self.eps)
+                               self.beta, self.batch_statistics(), 1.0 - self.momentum, self.eps)
 
     def extend_repr(self) -> str:
         return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "

@@ -27,7 +27,7 @@ import numpy as np
 from ..ad.rules import find_lowering
 from ..errors import UnsupportedOperationError
 
-_take, _reshape, _mean = (find_lowering(f) for f in (np.take, np.reshape, np.mean))
+_take, _reshape, _mean, _var = (find_lowering(f) for f in (np.take, np.reshape, np.mean, np.var))
 
 
 def _zero_if(b, cond, x):
@@ -125,12 +125,31 @@ def lower_batch_norm(b, input_x, running_mean, running_var, weight, bias, traini
                      momentum=0.1, eps=1e-5):
     """``ops.batch_norm``: the batch's statistics when ``training``, else the running ones.
 
-    Updating ``running_mean``/``running_var`` is done by ``ops.batch_norm`` when called
-    eagerly (see ``operations.batch_norm``), never inside compiled code.
+    In training mode, when ``running_mean``/``running_var`` are Parameters, the compiled
+    code also sets them to ``(1 - momentum) * running + momentum * batch`` (unbiased
+    batch variance) after the call; eagerly ``operations.batch_norm`` does it.
     """
-    if training:
-        return lower_batch_norm_batch(b, input_x, weight, bias, eps)
-    return lower_batch_norm_moving(b, input_x, running_mean, running_var, weight, bias, eps)
+    if not training:
+        return lower_batch_norm_moving(b, input_x, running_mean, running_var, weight, bias, eps)
+    out = lower_batch_norm_batch(b, input_x, weight, bias, eps)
+    if b.parameter_of(running_mean) is not None and b.parameter_of(running_var) is not None:
+        lower_update_moving(b, input_x, running_mean, running_var, 1.0 - momentum)
+    return out
+
+
+def lower_update_moving(b, x, mean, var, keep):
+    """Write ``keep * moving + (1 - keep) * batch`` into the Parameters ``mean``/``var``."""
+    x = b.stop_gradient(b.const(x))
+    t = b.type_of(x)
+    axis = (0,) + tuple(range(2, t.ndim))
+    batch_mean = _mean(b, x, axis=axis)
+    if t.size // t.shape[1] > 1:
+        batch_var = _var(b, x, axis=axis, ddof=1)
+    else:
+        batch_var = b.mul(batch_mean, b.const(0.0))
+    for target, batch in ((mean, batch_mean), (var, batch_var)):
+        new = b.add(b.mul(b.const(float(keep)), target), b.mul(b.const(1.0 - keep), batch))
+        b.write_parameter(target, new)
 
 
 def lower_layer_norm(b, input_x, normalized_shape, weight=None, bias=None, eps=1e-5):

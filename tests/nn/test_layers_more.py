@@ -173,6 +173,56 @@ def test_batchnorm_moving_statistics_after_several_steps():
     assert np.allclose(bn.moving_variance.asnumpy(), var)
 
 
+class BNNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 4)
+        self.bn = nn.BatchNorm1d(4, momentum=0.7)
+
+    def construct(self, x):
+        return np.sum(np.tanh(self.bn(self.fc(x))))
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "GradOperation"])
+def test_compiled_gradient_updates_moving_statistics_once_per_call(transform):
+    net = BNNet().set_train()
+    params = net.trainable_params()
+    fn = {"grad": lambda: ms.grad(net, None, params),
+          "value_and_grad": lambda: ms.value_and_grad(net, 0, params),
+          "GradOperation": lambda: ms.ops.GradOperation(get_by_list=True)(net, params)}[transform]()
+    mean, var = np.zeros(4), np.ones(4)
+    for _ in range(3):
+        x = RNG.standard_normal((6, 3)).astype(np.float32)
+        h = x @ net.fc.weight.asnumpy().T + net.fc.bias.asnumpy()
+        fn(x)
+        mean = 0.7 * mean + 0.3 * h.mean(0)
+        var = 0.7 * var + 0.3 * h.var(0, ddof=1)
+    assert net.bn.moving_mean.dtype == ms.float32
+    assert np.allclose(net.bn.moving_mean.asnumpy(), mean, atol=1e-5)
+    assert np.allclose(net.bn.moving_variance.asnumpy(), var, atol=1e-5)
+
+
+def test_compiled_gradient_in_eval_mode_leaves_moving_statistics():
+    net = BNNet()
+    ms.grad(net)(RNG.standard_normal((6, 3)))
+    assert net.bn.moving_mean.asnumpy().tolist() == [0, 0, 0, 0]
+
+
+def test_batchnorm_update_inside_a_data_dependent_branch_is_refused():
+    class Branchy(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(2)
+
+        def construct(self, x):
+            if np.sum(x) > 0:
+                return np.sum(self.bn(x))
+            return np.sum(x)
+    net = Branchy().set_train()
+    with pytest.raises(UnsupportedOperationError, match="loop or a data-dependent branch"):
+        ms.grad(net)(np.ones((3, 2)))
+
+
 def test_batchnorm1d_3d_input_and_float32():
     bn = nn.BatchNorm1d(2).set_train()
     x = RNG.standard_normal((4, 2, 3)).astype(np.float32)
