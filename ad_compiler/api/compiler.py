@@ -41,6 +41,7 @@ class Entry:
     serial: int = -1             # when its lift began (api/state.py next_serial)
     effects: list = field(default_factory=list)  # Parameters the call writes: the last
     #                              len(effects) value outputs are their new values
+    randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
     _compiled: object = field(default=None, repr=False)
 
     def read_state(self, owner):
@@ -199,7 +200,8 @@ def build_entry(fn, config, weights, args) -> Entry:
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
                  len(f.outputs) if with_outputs else 0, lifted.captured,
-                 make_reader(lifted.captured), effects=lifted.effects)
+                 make_reader(lifted.captured), effects=lifted.effects,
+                 randoms=lifted.randoms)
 
 
 def _index_of(w, params):

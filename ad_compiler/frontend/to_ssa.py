@@ -64,6 +64,19 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def random_input(self, type, draw, what: str) -> Value:
+        """An input of the compiled code that the gradient function fills with ``draw()``
+        before each call (only ``grad``/``value_and_grad``/``GradOperation`` do)."""
+        if not self._lifter.effects_allowed:
+            return super().random_input(type, draw, what)
+        if self._lifter.depth:
+            raise UnsupportedOperationError(
+                f"{what} inside a loop or a data-dependent branch is not supported in "
+                "compiled code", hint="call it at the top level of construct")
+        v = Value(type, "mask")
+        self._lifter.randoms.append((v, draw))
+        return v
+
     def write_parameter(self, target, value) -> None:
         """Record that the call sets the Parameter read as ``target`` to ``value``: a
         side effect, not differentiated, performed after the compiled code returns."""
@@ -116,6 +129,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
         self.effects: dict = {}         # id(Parameter) -> (Parameter, its new Value)
+        self.effects_allowed = False    # whether writes and random inputs are compiled
+        self.randoms: list = []         # (input Value, draw) drawn before each call
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
         self._captured_values: dict[int, Value] = {}

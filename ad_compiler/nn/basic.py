@@ -8,9 +8,10 @@ Invariants:
   scatter-add of the cotangents of the positions that read them.
 - Dropout keeps each element with probability ``keep_prob`` (or ``1 - p`` when ``p``
   is given) and scales the kept ones by ``1 / keep_prob``; the mask is drawn from
-  ``np.random`` at each call. In eval mode (the default until ``set_train()``) it is
-  the identity. Compiled code does not draw random masks: a Dropout in training
-  mode inside a compiled gradient is refused with a located error.
+  ``np.random`` at each call: eagerly, or by the gradient function before it runs
+  the compiled code (an input of it), in the same order, so after the same
+  ``np.random.seed`` both see the same mask. The gradient goes through the mask.
+  In eval mode (the default until ``set_train()``) it is the identity.
 """
 from __future__ import annotations
 

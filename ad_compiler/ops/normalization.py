@@ -26,6 +26,7 @@ import numpy as np
 
 from ..ad.rules import find_lowering
 from ..errors import UnsupportedOperationError
+from ..ir.core import AType
 
 _take, _reshape, _mean, _var = (find_lowering(f) for f in (np.take, np.reshape, np.mean, np.var))
 
@@ -203,6 +204,33 @@ def lower_embedding(b, input, weight, padding_idx=None):  # noqa: A002 - MindSpo
     padding = padding_idx + rows if padding_idx < 0 else padding_idx
     is_padding = b.expand_dims(b.equal(ids, b.const(padding)), axis=-1)
     return b.where(is_padding, b.stop_gradient(out), out)
+
+
+# -- dropout --------------------------------------------------------------------------
+
+def dropout_mask(shape: tuple, dtype, keep: float):
+    """``draw()``: kept elements ``1 / keep``, dropped ``0``, from ``np.random`` (an element
+    is kept when its ``random_sample`` is below ``keep``)."""
+    def draw():
+        return ((np.random.random_sample(shape) < keep) / keep).astype(dtype)
+    return draw
+
+
+def lower_dropout(b, input, p=0.5, training=True, seed=None):  # noqa: A002 - MindSpore's name
+    """``ops.dropout``: zero each element with probability ``p``, scale the rest by
+    ``1 / (1 - p)``; the identity when not ``training`` or ``p == 0``. The mask is drawn
+    at each call, eagerly or by the gradient function before it runs the compiled code;
+    the gradient goes through it (a product with a constant)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout: p must be a float in [0, 1), got {p!r}")
+    x = b.const(input)
+    if not training or p == 0.0:
+        return x
+    t = b.type_of(x)
+    mask_type = AType(tuple(t.shape), t.dtype)
+    mask = b.random_input(mask_type, dropout_mask(mask_type.shape, t.dtype, 1.0 - p),
+                          "dropout in training mode")
+    return b.mul(x, b.const(mask))
 
 
 def _axis_index(axis: int, ndim: int, what: str) -> int:

@@ -785,25 +785,7 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
 register_lowering(batch_norm, _norm.lower_batch_norm)
 
 
-def _lower_dropout(b, input, p=0.5, training=True, seed=None):  # noqa: A002 - MindSpore's name
-    """``ops.dropout``: zero each element with probability ``p``, scale the rest by
-    ``1 / (1 - p)``; the identity when not ``training`` or ``p == 0``."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1), got {p!r}")
-    x = b.const(input)
-    if not training or p == 0.0:
-        return x
-    if not isinstance(b, EagerBuilder):
-        raise UnsupportedOperationError(
-            "dropout in training mode draws a random mask, which compiled code does not do",
-            hint="call set_train(False) on the network (dropout is then the identity), or "
-                 "differentiate with p=0")
-    keep = 1.0 - p
-    mask = np.random.random_sample(b.type_of(x).shape) < keep
-    return b.mul(x, b.const((mask / keep).astype(b.type_of(x).dtype)))
-
-
-dropout = functional(_lower_dropout, "dropout")
+dropout = functional(_norm.lower_dropout, "dropout")
 
 __all__ += ["relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
             "embedding", "batch_norm", "dropout"]

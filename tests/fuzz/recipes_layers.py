@@ -3,7 +3,7 @@
 
 Normalisations use a large epsilon (0.1) so that a row of nearly equal values does
 not make the finite differences ill-conditioned; dropout is generated in eval mode
-(compiled code refuses a random mask).
+(a random mask cannot be compared with plain Python draw for draw).
 """
 from __future__ import annotations
 

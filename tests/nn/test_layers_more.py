@@ -337,10 +337,46 @@ def test_dropout_eval_is_identity_and_train_scales_a_mask():
     assert nn.Dropout(p=0.1).keep_prob == pytest.approx(0.9)
 
 
-def test_dropout_in_train_mode_inside_a_gradient_is_refused_with_a_location():
-    drop = nn.Dropout(p=0.5).set_train()
-    with pytest.raises(UnsupportedOperationError, match="random mask"):
-        ms.grad(Weighted(drop, np.ones(3)))(np.ones(3))
+class DropNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(p=0.4)
+        self.fc = nn.Dense(3, 2)
+
+    def construct(self, x):
+        return np.sum(self.fc(self.drop(x)) ** 2)
+
+
+def test_dropout_in_train_mode_inside_a_gradient_draws_a_mask_per_call():
+    net = _f64(DropNet()).set_train()
+    x = RNG.standard_normal((50, 3))
+    np.random.seed(5)
+    eager = float(np.asarray(net(x)))
+    mask = (np.random.RandomState(5).random_sample((50, 3)) < 0.6) / 0.6
+    np.random.seed(5)
+    value, (gx, (gw, gb)) = ms.value_and_grad(net, 0, net.trainable_params())(x)
+    assert float(np.asarray(value)) == pytest.approx(eager)   # the same draws as eagerly
+    w, b = net.fc.weight.asnumpy(), net.fc.bias.asnumpy()
+    dout = 2 * ((x * mask) @ w.T + b)
+    assert np.allclose(gx, dout @ w * mask)                    # through the mask
+    assert np.allclose(np.asarray(gw), dout.T @ (x * mask))
+    g1, g2 = ms.grad(net)(x), ms.grad(net)(x)
+    assert not np.array_equal(g1, g2)                         # a new mask each call
+
+
+def test_dropout_gradient_float32_and_second_order():
+    f = ms.grad(lambda v: np.sum(ops.dropout(v, 0.5) ** 3))
+    g = f(np.ones(40, np.float32))
+    assert g.dtype == np.float32 and set(np.unique(g).tolist()) <= {0.0, 24.0}
+    gg = ms.grad(f)(np.ones(40))
+    assert set(np.unique(gg).tolist()) <= {0.0, 48.0} and gg.any()
+
+
+def test_dropout_in_train_mode_under_jvp_is_refused_with_a_location():
+    net = DropNet().set_train()
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(UnsupportedOperationError, match="random"):
+        ms.jvp(net, (x,), (x,))
 
 
 def test_dropout_in_eval_mode_inside_a_gradient_is_the_identity():
