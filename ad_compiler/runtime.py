@@ -256,3 +256,14 @@ def sinc_derivative(x, order):
                 * np.sin(far_u + j * np.pi / 2) / far_u ** (k + 1))
     out = (np.where(small, near, far) * np.pi ** order).astype(np.result_type(x, 1.0))
     return out[()]
+
+
+def erf(x):
+    """``math.erf`` elementwise, with NumPy's result type (float32 stays float32).
+
+    >>> erf(np.array([0.0, 1.0], np.float32))
+    array([0.       , 0.8427008], dtype=float32)
+    """
+    x = np.asarray(x)
+    out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
+    return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]

@@ -1,7 +1,7 @@
 """More activation Cells and the Identity, each calling its functional op.
 
 ReLU6, LeakyReLU (``alpha=0.2``), ELU (``alpha=1.0``), GELU (``approximate=True``:
-the tanh form, MindSpore's default), SiLU, LogSoftmax and Identity. Their values
+the tanh form, MindSpore's default; ``False``: the erf form), SiLU, LogSoftmax and Identity. Their values
 and derivatives (incl. at the kinks) are those of ``ops/normalization.py``.
 
 >>> import numpy as np
@@ -49,18 +49,15 @@ class ELU(Cell):
 
 
 class GELU(Cell):
-    """Gaussian error linear unit; ``approximate=True`` (default) is the tanh form.
-
-    ``approximate=False`` (the erf form) is refused with an UnsupportedOperationError
-    when called: erf is not available.
-    """
+    """Gaussian error linear unit; ``approximate=True`` (default) is the tanh form,
+    ``False`` the exact ``0.5 x (1 + erf(x / sqrt(2)))``."""
 
     def __init__(self, approximate=True):
         super().__init__()
         self.approximate = bool(approximate)
 
     def construct(self, x):
-        return _ops.gelu(x, self.approximate)
+        return _ops.gelu(x, "tanh" if self.approximate else "none")
 
 
 class SiLU(Cell):

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..ad.rules import find_lowering
-from ..errors import UnsupportedOperationError
+from .elementwise import unary
 from ..ir.core import AType
 
 _take, _reshape, _mean, _var = (find_lowering(f) for f in (np.take, np.reshape, np.mean, np.var))
@@ -60,14 +60,25 @@ def lower_elu(b, x, alpha=1.0):
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 
+# erf, elementwise (``rt.erf``: math.erf per element); d erf(x) = 2/sqrt(pi) exp(-x**2)
+unary("erf", "rt.erf({0})", lambda b, g, out, x: b.mul(
+    g, b.mul(b.const(2.0 / math.sqrt(math.pi)), b.exp(b.neg(b.mul(x, x))))))
 
-def lower_gelu(b, x, approximate="tanh"):
-    """``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))`` (the tanh approximation)."""
-    if approximate not in ("tanh", True):
-        raise UnsupportedOperationError(
-            "gelu without the tanh approximation needs erf, which is not available",
-            hint="use approximate='tanh' (ops.gelu) or approximate=True (nn.GELU)")
+
+def lower_erf(b, x):
+    """``erf(x)`` elementwise."""
+    return b.erf(b.const(x))
+
+
+def lower_gelu(b, x, approximate="none"):
+    """``x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2)))`` with ``approximate='none'`` (or
+    False), ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))`` with ``'tanh'`` (or True)."""
+    if approximate not in ("tanh", True, "none", False):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     x = b.const(x)
+    if approximate in ("none", False):
+        phi = b.add(b.const(1.0), b.erf(b.mul(x, b.const(1.0 / math.sqrt(2.0)))))
+        return b.mul(b.mul(b.const(0.5), x), phi)
     cube = b.mul(b.mul(x, x), x)
     inner = b.mul(b.const(_GELU_C), b.add(x, b.mul(b.const(0.044715), cube)))
     return b.mul(b.mul(b.const(0.5), x), b.add(b.const(1.0), b.tanh(inner)))

@@ -757,6 +757,7 @@ leaky_relu = functional(_norm.lower_leaky_relu, "leaky_relu")
 elu = functional(_norm.lower_elu, "elu")
 gelu = functional(_norm.lower_gelu, "gelu")
 silu = functional(_norm.lower_silu, "silu")
+erf = functional(_norm.lower_erf, "erf")
 layer_norm = functional(_norm.lower_layer_norm, "layer_norm")
 group_norm = functional(_norm.lower_group_norm, "group_norm")
 embedding = functional(_norm.lower_embedding, "embedding")
@@ -787,5 +788,5 @@ register_lowering(batch_norm, _norm.lower_batch_norm)
 
 dropout = functional(_norm.lower_dropout, "dropout")
 
-__all__ += ["relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
+__all__ += ["erf", "relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
             "embedding", "batch_norm", "dropout"]

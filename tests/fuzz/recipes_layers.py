@@ -51,11 +51,14 @@ def _layer_norm_axes(g):
             f"{g.choice(['1', '-1'])}, 1, 0.1)")
 
 
+_GELU_MODES = ["'none'", "'tanh'"]
+
 RECIPES = {
     _OPS + "relu6": lambda g: f"ops.relu6({g.arr(1, 2)} * 4.0)",
     _OPS + "leaky_relu": lambda g: f"ops.leaky_relu({g.arr(1, 2)}, {g.choice(['0.2', '0.01'])})",
     _OPS + "elu": lambda g: f"ops.elu({g.arr(1, 2)}, {g.choice(['1.0', '0.5'])})",
-    _OPS + "gelu": _unary("ops.gelu({0})"),
+    _OPS + "gelu": lambda g: f"ops.gelu({g.arr(1, 2)}, {g.choice(_GELU_MODES)})",
+    _OPS + "erf": _unary("ops.erf({0})"),
     _OPS + "silu": _unary("ops.silu({0})"),
     _OPS + "layer_norm": _layer_norm,
     _OPS + "layer_norm_axes": _layer_norm_axes,

@@ -73,6 +73,7 @@ ACTIVATIONS = [
     (nn.LeakyReLU(0.05), lambda x: np.where(x > 0, x, 0.05 * x)),
     (nn.ELU(), lambda x: np.where(x > 0, x, np.exp(x) - 1)),
     (nn.GELU(), lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    (nn.GELU(False), lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
     (nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
     (nn.LogSoftmax(), lambda x: x - np.log(np.sum(np.exp(x), -1, keepdims=True))),
     (nn.Identity(), lambda x: x),
@@ -112,9 +113,19 @@ def test_activation_defaults_and_get_activation():
     assert isinstance(nn.get_activation("relu6"), nn.ReLU6)
 
 
-def test_gelu_without_approximation_is_refused():
-    with pytest.raises(UnsupportedOperationError, match="erf"):
-        nn.GELU(approximate=False)(np.ones(2))
+def test_exact_gelu_and_erf():
+    x = RNG.uniform(-4, 4, (2, 5))
+    erf = np.vectorize(math.erf)
+    exact = nn.GELU(approximate=False)
+    assert np.allclose(exact(x), 0.5 * x * (1 + erf(x / math.sqrt(2))), rtol=1e-14)
+    assert np.allclose(ops.gelu(x), exact(x))            # ops.gelu's default is 'none'
+    _check_grads(exact, x)
+    g = ms.grad(lambda v: np.sum(ops.erf(v)))(x)
+    assert np.allclose(g, 2 / math.sqrt(math.pi) * np.exp(-x * x))
+    g32 = ms.grad(lambda v: np.sum(ops.erf(v)))(x.astype(np.float32))
+    assert g32.dtype == np.float32
+    with pytest.raises(ValueError):
+        ops.gelu(x, "fast")
 
 
 # ------------------------------------------------------------------ BatchNorm
