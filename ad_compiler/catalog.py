@@ -44,6 +44,10 @@ SAMPLES = [(A((3,)),), (A((2, 3)),), (A((1, 3)),), (A((3,)), F, F), (A((3,)), A(
 #: spelling -> the sample arguments for functions no entry of SAMPLES fits
 PROBES: dict[str, tuple] = {"np.clip": (A((3,)), F, F), "x.reshape()": (A((2, 3)), (3, 2)),
                             "np.average": (A((2, 3)), 1, A((3,))),
+                            "np.where": (A((3,)), A((3,)), A((3,))),
+                            "ops.where": (A((3,)), A((3,)), A((3,))),
+                            **{f"np.{n}": (np.array([True, False]),) * (2 - (n == "invert"))
+                               for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert")},
                             "np.linalg.solve": (A((3, 3)), A((3,))),
                             "np.linalg.matrix_power": (A((3, 3)), 2),
                             "ops.matrix_power": (A((3, 3)), 2)}

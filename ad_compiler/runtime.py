@@ -267,3 +267,16 @@ def erf(x):
     x = np.asarray(x)
     out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
     return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
+
+
+def sum_to(ct, like):
+    """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
+    (the run-time form of un-broadcasting, for lengths that depend on data)."""
+    shape = np.shape(like)
+    if np.shape(ct) == shape:
+        return ct
+    lead = np.ndim(ct) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and np.shape(ct)[lead + i] != 1)
+    return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
+        np.reshape(ct, shape)

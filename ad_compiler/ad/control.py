@@ -19,6 +19,7 @@ import numpy as np
 
 from .activity import useful_values, varied_values
 from .reverse import STRUCTURAL_VJP, accumulate, backprop_block, merge_into
+from ..ir import dims
 from ..ir.builder import fit
 from ..ir.clone import clone_block
 from ..ir.control import INT, build_for, build_if, free_values
@@ -39,6 +40,10 @@ def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
     """``ct`` with exactly the type branches and iterations agree on for ``v``'s
     cotangent: ``v``'s own type, a Python float for a Python number. Zeros are made
     like ``like`` (a value in scope of the same type) when ``v`` itself is not."""
+    if v.type.dynamic:  # its length may change from one iteration to the next
+        raise dims.refused(f"a loop or branch carrying '{v.hint or 'a value'}'", [v.type],
+                           b.loc, "may change from one iteration to the next, which the "
+                           "adjoint does not follow")
     if ct is None:
         return _zeros(b, like if like is not None else v)
     if not v.type.weak:

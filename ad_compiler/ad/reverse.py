@@ -71,6 +71,8 @@ def _ones(b, v: Value) -> Value:
     """The seed sensitivity of ``v``: a constant, so the forward value itself is not
     needed (DCE drops a forward computation only the seed's shape depended on)."""
     t = v.type
+    if t.dynamic:  # a run-time length (ir/dims.py): the seed takes v's shape then
+        return b.ones_like(v, hint="d" + (v.hint or "out"))
     if t.weak:
         one = t.python_type(1)
     else:

@@ -59,6 +59,7 @@ class Primitive:
     static: tuple = ()             # names of params, for documentation/validation
     family: str = ""
     globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
+    dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
     _impl: Callable | None = None
     _defaults: dict | None = None
     _inplace: dict | None = None
@@ -126,7 +127,8 @@ ATTRIBUTES: dict[str, Callable] = {}
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
-              array_inputs=False, view=False, inplace=None, globals=None) -> Primitive:
+              array_inputs=False, view=False, inplace=None, globals=None,
+              dynamic=None) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -149,6 +151,12 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     ``emit`` is normally a template string. For variadic primitives (``concat``)
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
     then ``impl`` must be given too.
+
+    ``dynamic`` says whether inputs may have a dimension known only at run time
+    (``None``, see ``ir/dims.py``): ``True`` (its ``infer`` is run on probe
+    lengths), ``"native"`` (its ``infer`` handles ``None``) or ``False``. By
+    default elementwise primitives accept them (their VJPs un-broadcast with
+    ``b.fit``, which handles run-time lengths), others do not.
     """
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} is declared twice")
@@ -156,7 +164,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
                      array_inputs=array_inputs, view=view, globals=dict(globals or {}),
-                     _impl=impl, _inplace=inplace)
+                     _impl=impl, _inplace=inplace,
+                     dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
     for obj in aliases:
         register_lowering(obj, _direct_lowering(name))

@@ -30,9 +30,13 @@ class _Miss:
 MISS = _Miss()
 
 
+#: the key of a Python int or bool argument: its type and value (code specialises on it)
+_STATIC_TYPES = (int, bool)
+
+
 def ndarray_signature(args):
-    """The signature of ``args`` when every one is a plain ndarray or a Python float,
-    else None."""
+    """The signature of ``args`` when every one is a plain ndarray, a Python float, or
+    a Python int or bool (by value: compiled code specialises on it), else None."""
     key = []
     for a in args:
         t = type(a)
@@ -40,6 +44,8 @@ def ndarray_signature(args):
             key.append((a.dtype, a.shape))
         elif t is float:
             key.append(float)
+        elif t in _STATIC_TYPES:
+            key.append((t, a))
         else:
             return None
     return tuple(key)
@@ -48,8 +54,9 @@ def ndarray_signature(args):
 def fast_call(config, entry, args):
     """``(generated function, bare)`` to call directly in the common case, or None.
 
-    When every input is a plain ndarray of at least one dimension or a Python float
-    whose gradient the generated code already returns as a Python float, no Parameter
+    When every input is a plain ndarray of at least one dimension, a Python float
+    whose gradient the generated code already returns as a Python float, or a Python
+    int or bool that is not differentiated (its value is in the code), no Parameter
     is read and only input gradients are returned, the generated function's outputs
     already are the result: one gradient bare (``bare``: take output 0), several as
     the tuple itself. Any other case goes through :func:`packing.pack`.
@@ -57,6 +64,7 @@ def fast_call(config, entry, args):
     if (config.sens or config.has_aux or config.with_value or config.return_ids
             or config.by_list or entry.params or entry.randoms or ndarray_signature(args) is None
             or any(type(a) is np.ndarray and a.ndim == 0 for a in args)
+            or any(type(a) in _STATIC_TYPES for a in _selected(entry, args))
             or not all(v.type.weak for v, a in zip(_input_grads(entry), _selected(entry, args))
                        if type(a) is float)):
         return None
@@ -92,17 +100,23 @@ def guarded(key, fast, captured=None, owner=None):
     fn, bare = fast
     names = [f"a{i}" for i in range(len(key))]
     namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS}
-    checks = []
+    checks, dynamic = [], []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
             checks.append(f"type({name}) is float")
+        elif k[0] is int or k[0] is bool:  # (identity: np.dtype('int64') == int)
+            # not an input of the generated code: its value is in it
+            namespace[f"value{i}"] = k[1]
+            checks.append(f"type({name}) is {k[0].__name__} and {name} == value{i}")
+            continue
         else:
             namespace[f"dtype{i}"], namespace[f"shape{i}"] = k
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
+        dynamic.append(name)
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
     read, outs = reader_code(captured, namespace, "return MISS", strong_roots=True) if captured else ("", [])
-    call = f"fn({', '.join(names + outs)})" + ("[0]" if bare else "")
+    call = f"fn({', '.join(dynamic + outs)})" + ("[0]" if bare else "")
     if read:
         read = ("        try:\n" + indent(read, 12)
                 + "        except Exception:\n            return MISS\n")

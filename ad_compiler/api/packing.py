@@ -82,12 +82,19 @@ def _check_sens(s, t, i):
 
 def _check_sens_array(arr, t, i) -> None:
     """``arr`` (an array or the AType of a value) has the shape and dtype of output ``i``."""
-    if arr.shape != t.shape:
+    if not _shape_fits(arr.shape, t.shape):
         raise GradValueError(f"sens[{i}] has shape {arr.shape} but output {i} has shape "
                              f"{t.shape}: the sensitivity must have the output's shape")
     if not t.weak and not getattr(arr, "weak", False) and arr.dtype != t.dtype:
         raise GradTypeError(f"sens[{i}] has dtype {arr.dtype} but output {i} has dtype "
                             f"{t.dtype}: the sensitivity must have the output's dtype")
+
+
+def _shape_fits(shape, output_shape) -> bool:
+    """``shape`` is the output's; a length known only at run time (None) fits any
+    (the generated code then works with the sensitivity's own length)."""
+    return len(shape) == len(output_shape) and all(
+        d is None or e is None or d == e for d, e in zip(shape, output_shape))
 
 
 def _is_real_number(x) -> bool:

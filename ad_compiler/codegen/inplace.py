@@ -19,13 +19,15 @@ Rules (for ops of the function's top-level block; regions are left alone):
   loop's initial value, an outer value a region yields, or a view of one): that
   value lives as long as the result; a ``for`` body may still update its carried
   value in place when only the loop's own result holds the initial buffer;
-* the op's result must have exactly the buffer's shape and dtype (no casting,
+* the op's result must have exactly the buffer's shape and dtype, known when
+  compiling (a run-time length ``?`` only through ``dims.shaped_like``; no casting,
   no broadcasting into it), and the primitive must have an in-place form
   (``Primitive.inplace``, derived from its template).
 """
 from __future__ import annotations
 
 from ..ad import rules
+from ..ir import dims
 from ..ir.control import free_values
 from ..ir.core import Block, Function
 
@@ -62,7 +64,9 @@ def _plan_block(block: Block, owned_args: set, reuse: dict) -> None:
             # after this op; a *view* of it among the other inputs is read while the
             # buffer is written, which only NumPy's ufuncs make safe (an assignment
             # ``x[i] = x[j]`` copies element by element)
-            if id(v) in owned and v.type == op.result.type and last[root[id(v)]] == i \
+            if id(v) in owned and v.type == op.result.type \
+                    and (not v.type.dynamic or dims.shaped_like(op.result, v)) \
+                    and last[root[id(v)]] == i \
                     and not _reads_a_view(op, k, root):
                 reuse[id(op)] = k
                 break

@@ -27,7 +27,7 @@ from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import Value
 from .comprehensions import data_dependent_length, is_comprehension_list
-from .calls import NOT_HANDLED
+from .calls import NOT_HANDLED, unsupported_call
 from .exprs import holds_value
 from .iterables import (Appender, Iteration, LoopList, enumerated, over_dynamic_range,
                         over_static, reversed_, zipped)
@@ -35,7 +35,8 @@ from .statics import _READERS, _is_builtin_method_of
 
 
 _BUILTINS = {id(f): "_" + f.__name__ for f in (range, enumerate, zip, reversed, len, sum,
-                                                 max, min, float, int, bool, abs)}
+                                                 max, min, float, int, bool, abs, map, filter,
+                                                 sorted, list, tuple)}
 
 #: id(math function) -> lowering, for a math function that needs one of its own here;
 #: the others lower through their primitives' aliases (ops/elementwise*.py)
@@ -115,7 +116,74 @@ class BuiltinLifter:
             return obj.n
         return NOT_HANDLED
 
+    # -- map, filter, sorted, list(...) of run-time sequences: unrolled ----------------
+    def _map(self, func, *seqs):
+        """``map(f, *seqs)``: ``f`` called on each item now (the items of an array are
+        its rows); an iterator over the results, as Python's is."""
+        if not seqs:
+            return NOT_HANDLED
+        lists = [self.sequence_items(s, "map") for s in seqs]
+        return iter([self.call(func, list(group), {}) for group in zip(*lists)])
+
+    def _filter(self, func, seq):
+        kept = []
+        for item in self.sequence_items(seq, "filter"):
+            test = item if func is None else self.call(func, [item], {})
+            if isinstance(test, Value) or (isinstance(test, (list, tuple))
+                                           and holds_value(list(test))):
+                raise UnsupportedOperationError(
+                    "filter() with a condition on run-time values: the number of items "
+                    "kept would depend on the data",
+                    hint="keep every item and mask: np.where(cond, v, 0.0), or x[mask] "
+                         "on an array")
+            if test:
+                kept.append(item)
+        return iter(kept)
+
+    def _sorted(self, seq, *, key=None, reverse=False):
+        items = self.sequence_items(seq, "sorted")
+        keys = items if key is None else [self.call(key, [item], {}) for item in items]
+        if any(isinstance(k, Value) or isinstance(k, (list, tuple)) and holds_value(list(k))
+               for k in keys):
+            raise UnsupportedOperationError(
+                "sorted() by run-time values: the order would depend on the data",
+                hint="sort by a key known when compiling (sorted(items, key=...)), or "
+                     "sort the array with np.sort")
+        order = sorted(range(len(items)), key=keys.__getitem__, reverse=bool(reverse))
+        return self.own([items[i] for i in order])
+
+    def _list(self, *args):
+        return self._container(list, args)
+
+    def _tuple(self, *args):
+        return self._container(tuple, args)
+
+    def _container(self, kind, args):
+        """``list(x)``/``tuple(x)`` of an array (its rows) or of a zip/enumerate over
+        arrays: the items, unrolled."""
+        if len(args) != 1 or not isinstance(args[0], (Value, Iteration, LoopList)):
+            return NOT_HANDLED
+        items = kind(self.sequence_items(args[0], kind.__name__))
+        return self.own(items) if kind is list else items
+
+    def sequence_items(self, seq, what: str) -> list:
+        """The items of ``seq`` as a Python list, for code that runs per item now: the
+        rows of an array, the items of a range, a zip/enumerate of them, a list a loop
+        built, or a Python sequence or iterator."""
+        if isinstance(seq, (Value, Iteration, LoopList, range)):
+            it = self.iteration(seq)
+            if isinstance(it.n, Value):
+                raise UnsupportedOperationError(
+                    f"{what}() over a sequence whose length is known only at run time",
+                    hint="loop over it with 'for' instead")
+            it.prepare(self.b)
+            return it.items(self.b)
+        return self.static_items(seq)
+
     def _sum(self, items, start=0):
+        if type(items) in _ITERATORS:  # map/filter results, iter(...): Python's left fold
+            items = list(items)  # consumed: from here on the list stands for it
+            return self.call_sum(items, start) if holds_value(items) else sum(items, start)
         if isinstance(items, LoopList):
             items = items.stack(self.b)
         elif not isinstance(items, Value):
@@ -140,10 +208,15 @@ class BuiltinLifter:
             if lst.elem.shape != ():
                 return NOT_HANDLED
             return rules.find_lowering(reduce)(self.b, lst.stack(self.b))
-        items = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) \
-            else list(args)
+        items = list(args[0]) if len(args) == 1 and isinstance(
+            args[0], (list, tuple, *_ITERATORS)) else list(args)
+        python = max if prim == "maximum" else min
         if not holds_value(items) or any(
                 isinstance(v, Value) and v.type.shape != () for v in items):
+            if len(args) == 1 and type(args[0]) in _ITERATORS:  # consumed: decide here
+                if holds_value(items):
+                    raise unsupported_call(python)
+                return python(items)
             return NOT_HANDLED  # arrays: Python's own error (ambiguous comparison)
         out = items[0]
         for v in items[1:]:
@@ -240,6 +313,10 @@ class BuiltinLifter:
                 out.type.weak and out.type.dtype.kind == "f"):
             out = self.b.pyfloat(self._scalar(out, "float"))
         return out
+
+
+#: the iterators map/filter (and iter() of a list) give in lifted code
+_ITERATORS = (type(iter([])), type(iter(())))
 
 
 def _is_zero(v) -> bool:

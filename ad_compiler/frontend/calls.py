@@ -163,6 +163,8 @@ class CallLifter:
         if not is_structural(callee, self.own_ids):
             return NOT_HANDLED
         if callee is len and len(args) == 1 and isinstance(args[0], Value):
+            if args[0].type.shape[:1] == (None,):  # a run-time length (ir/dims.py)
+                return self.run_time_shape(args[0], "shape")[0]
             return _len_of_value(args[0])
         if callee is isinstance and args and isinstance(args[0], Value):
             return _value_isinstance(args[0], args[1])

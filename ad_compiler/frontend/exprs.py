@@ -146,6 +146,8 @@ class ExprLifter:
         return lift_object(found, self, hint=name, where=self.captures.attr(obj, name))
 
     def value_attribute(self, value: Value, name: str):
+        if name in ("shape", "size") and value.type.dynamic:
+            return self.run_time_shape(value, name)
         if name in _STATIC_ATTRS:
             return _STATIC_ATTRS[name](value.type)
         if name in rules.ATTRIBUTES:
@@ -159,6 +161,18 @@ class ExprLifter:
             f"arrays have no supported attribute or method {name!r}",
             hint="supported: " + ", ".join(sorted([*_STATIC_ATTRS, *rules.ATTRIBUTES,
                                                    *rules.METHODS])))
+
+    def run_time_shape(self, value: Value, name: str):
+        """``x.shape``/``x.size`` of a value with a run-time length (ir/dims.py): that
+        length is an int value (``x.shape[0]``), the others stay Python ints."""
+        shape = tuple(self.b.dim(value, axis=i, hint="n") if d is None else d
+                      for i, d in enumerate(value.type.shape))
+        if name == "shape":
+            return shape
+        size = 1
+        for d in shape:
+            size = operators.binary(self.b, gast.Mult, size, d)
+        return size
 
     def eval_Subscript(self, node):
         return self.subscript(self.expr(node.value), self.expr(node.slice))
@@ -239,10 +253,9 @@ class ExprLifter:
         return items
 
     def splat_sequence(self, seq) -> list:
+        """``*seq``: a Python sequence's items; an array's rows (``zip(*rows)``)."""
         if isinstance(seq, Value):
-            raise UnsupportedSyntaxError(
-                "'*' of an array value: its items are not Python values",
-                hint="pass the items explicitly, or a Python tuple/list")
+            return self.sequence_items(seq, "'*'")
         return list(seq)
 
     def splat_mapping(self, mapping) -> dict:

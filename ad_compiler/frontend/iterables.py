@@ -114,7 +114,10 @@ def over_rows(lifter, x: Value) -> Iteration:
         if not rows:
             prepare(b)
         return b.list_get(rows[0], b.const(i), hint="row")
-    return Iteration(x.type.shape[0], item, prepare=prepare, sources=(x,))
+    n = x.type.shape[0]
+    if n is None:  # a run-time length (ir/dims.py): a loop op with that trip count
+        n = lifter.b.dim(x, axis=0, hint="n")
+    return Iteration(n, item, prepare=prepare, sources=(x,))
 
 
 def over_list(lst: "LoopList") -> Iteration:

@@ -156,6 +156,9 @@ def unify(a, b) -> AType | None:
         return a
     if isinstance(a, ListType) or isinstance(b, ListType):
         return None
+    if a.dynamic or b.dynamic:  # run-time lengths (ir/dims.py): only the same shape
+        return None if a.shape != b.shape else AType(
+            a.shape, np.dtype(np.result_type(sample(a), sample(b))), False)
     try:
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
     except ValueError:

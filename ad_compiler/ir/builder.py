@@ -17,6 +17,7 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import SourceLoc
+from . import dims
 from .core import AType, Block, Op, Value
 
 
@@ -40,7 +41,7 @@ class Builder:
         if p.array_inputs and any(v.type.weak for v in inputs):
             inputs = tuple(self.emit("cast", v, dtype=v.type.dtype) if v.type.weak else v
                            for v in inputs)
-        out_type = p.infer(*[v.type for v in inputs], **params)
+        out_type = dims.infer(p, [v.type for v in inputs], params, self.loc)
         result = Value(out_type, hint or prim)
         op = Op(prim, list(inputs), dict(params), [result], [], self.loc)
         result.producer = op
@@ -128,7 +129,7 @@ class Builder:
         Resolved at compile time: emits nothing when the types already agree.
         Used by every VJP of a broadcasting primitive (broadcasting is resolved at compile time).
         """
-        return fit(self, ct, self.type_of(like))
+        return fit(self, ct, self.type_of(like), like)
 
     def zeros(self, like):
         return self.emit("zeros_like", like) if not self.eager else np.zeros_like(like)
@@ -163,10 +164,18 @@ def holds_value(tree) -> bool:
                for v in tree)
 
 
-def fit(b, ct, target: AType):
-    """Sum ``ct`` over broadcast axes so it has ``target``'s shape, then cast its dtype."""
+def fit(b, ct, target: AType, like=None):
+    """Sum ``ct`` over broadcast axes so it has ``target``'s shape, then cast its dtype.
+
+    When that needs lengths known only at run time (``ir/dims.py``) it is a
+    ``sum_to(ct, like)``, which needs the value ``like`` of that type."""
     t = b.type_of(ct)
-    if t.shape != target.shape:
+    if (t.dynamic or target.dynamic) and dims.fit_needs_run_time(t, target) \
+            and not dims.shaped_like(ct, like):
+        if not isinstance(like, Value):
+            raise dims.refused("un-broadcasting", (t, target), b.loc)
+        ct = b.emit("sum_to", ct, like)
+    elif t.shape != target.shape:
         lead = t.ndim - len(target.shape)
         axes = tuple(range(lead)) + tuple(
             lead + i for i, d in enumerate(target.shape) if d == 1 and t.shape[lead + i] != 1)

@@ -12,7 +12,9 @@ Invariants (checked by :mod:`ad_compiler.ir.verifier`):
   :class:`Block`; there are no jumps.
 
 Values are typed with :class:`AType` (shape, dtype, weak). The compiler
-specialises every function on its input signature, so shapes are known.
+specialises every function on its input signature, so shapes are known, except
+the lengths that depend on data (``x[mask]``, ``np.nonzero(m)``): such a
+dimension is ``None`` (printed ``?``), see :mod:`ad_compiler.ir.dims`.
 """
 from __future__ import annotations
 
@@ -49,7 +51,15 @@ class AType:
         return len(self.shape)
 
     @property
+    def dynamic(self) -> bool:
+        """Whether a dimension is only known at run time (``None``)."""
+        return None in self.shape
+
+    @property
     def size(self) -> int:
+        """The number of elements; -1 when a dimension is only known at run time."""
+        if None in self.shape:
+            return -1
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
@@ -86,7 +96,7 @@ class AType:
         if self.weak:
             return _WEAK_NAMES[self.dtype.kind]
         short = _SHORT.get(self.dtype.name, self.dtype.name)
-        return f"{short}[{','.join(str(d) for d in self.shape)}]"
+        return f"{short}[{','.join('?' if d is None else str(d) for d in self.shape)}]"
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,10 @@ class ListType:
 
     weak = False
     shape = ()
+
+    @property
+    def dynamic(self) -> bool:
+        return self.elem.dynamic
 
     def __str__(self) -> str:
         return f"list<{self.elem}>"

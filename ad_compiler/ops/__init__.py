@@ -7,6 +7,7 @@ gradient operators (``ops.GradOperation``, ``ops.grad`` ...).
 """
 from . import elementwise, indexing, linalg, lists, nn_ops, reduction, shape  # noqa: F401  (registration)
 from . import scans, quantiles  # noqa: F401  (registration)
+from . import dynamic  # noqa: F401  (run-time lengths: sum_to, broadcast_like ...)
 from . import decompositions, norms  # noqa: F401  (registration: np.linalg)
 from . import einsum  # noqa: F401  (registration)
 from . import movement  # noqa: F401  (registration)

@@ -24,6 +24,7 @@ import operator
 
 import numpy as np
 
+from ..ad import rules
 from ..ad.rules import ex, lowering, method, primitive
 from ..ir.core import AType
 from ._infer import elementwise, same_type
@@ -49,7 +50,9 @@ def expand_like(b, t, like):
     if t is None:
         return None
     target, tt = b.type_of(like), b.type_of(t)
-    if tt.shape != target.shape:
+    if tt.dynamic or target.dynamic:  # run-time lengths (ir/dims.py): a no-op if equal
+        t = b.broadcast_like(t, like)
+    elif tt.shape != target.shape:
         t = b.broadcast_to(t, shape=target.shape)
     if not target.weak and (tt.dtype != target.dtype or tt.weak):
         t = b.cast(t, dtype=target.dtype)
@@ -291,8 +294,17 @@ primitive(
 )
 
 
+_ONE_ARGUMENT = object()
+
+
 @lowering(np.where)
-def lower_where(b, condition, x, y):
+def lower_where(b, condition, x=_ONE_ARGUMENT, y=_ONE_ARGUMENT):
+    """``np.where(c, x, y)``; ``np.where(c)`` is ``np.nonzero(c)``."""
+    if x is _ONE_ARGUMENT and y is _ONE_ARGUMENT:
+        return rules.find_lowering(np.nonzero)(b, condition)
+    if x is _ONE_ARGUMENT or y is _ONE_ARGUMENT:
+        raise TypeError("np.where() takes 1 or 3 arguments: either both or neither of "
+                        "x and y should be given")
     return b.where(b.const(condition), b.const(x), b.const(y))
 
 
@@ -413,7 +425,7 @@ def _pyfloat_infer(t: AType) -> AType:
 
 # a Python float from a one-element value: keeps scalar code (and its adjoint) on
 # Python floats instead of NumPy scalars
-primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F,
+primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F, dynamic=False,
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: b.pyfloat(t[0]),
           examples=[ex(()), ex(float)])
@@ -427,7 +439,7 @@ def _npscalar_infer(t: AType, *, dtype) -> AType:
 
 # the NumPy scalar a NumPy function gives for Python-number inputs (np.multiply(2.0, s)
 # is an np.float64, a strong type: it makes a float32 array it meets float64)
-primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F,
+primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F, dynamic=False,
           impl=lambda x, *, dtype: np.dtype(dtype).type(x),
           vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
           jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
@@ -443,3 +455,40 @@ primitive("zeros_like", emit="np.zeros_like({0})", infer=same_type, nondiff=True
           aliases=(np.zeros_like,))
 primitive("ones_like", emit="np.ones_like({0})", infer=same_type, nondiff=True, family=F,
           aliases=(np.ones_like,))
+
+
+# -- combining masks: logical and bitwise operations (no derivative) --------------------
+
+_MASKS = (np.array([True, False, True, False]), np.array([True, True, False, False]))
+_LOGICAL_EXAMPLES = [ex(*_MASKS), ex(np.array([6, 3, 0]), np.array([3, 5, 1])),
+                     ex(np.array([[True], [False]]), _MASKS[0])]
+_LOGICAL = (
+    ("bitwise_and", "{0} & {1}", (np.bitwise_and, operator.and_)),
+    ("bitwise_or", "{0} | {1}", (np.bitwise_or, operator.or_)),
+    ("bitwise_xor", "{0} ^ {1}", (np.bitwise_xor, operator.xor)),
+    ("logical_and", "np.logical_and({0}, {1})", (np.logical_and,)),
+    ("logical_or", "np.logical_or({0}, {1})", (np.logical_or,)),
+    ("logical_xor", "np.logical_xor({0}, {1})", (np.logical_xor,)),
+)
+for _name, _emit, _fns in _LOGICAL:
+    primitive(_name, emit=_emit, infer=elementwise(_name), nondiff=True, family=F,
+              examples=_LOGICAL_EXAMPLES, aliases=_fns)
+del _name, _emit, _fns
+
+primitive("invert", emit="np.invert({0})", infer=elementwise("invert"), nondiff=True, family=F,
+          examples=[ex(_MASKS[0]), ex(np.array([6, -3]))], aliases=(np.invert,))
+
+
+@lowering(operator.invert)
+def lower_invert_operator(b, x):
+    """``~x``: NumPy's invert of an array; of a Python bool or int, Python's ``-x - 1``
+    (``~True`` is -2, where ``np.invert(True)`` is False)."""
+    x = b.const(x)
+    t = b.type_of(x)
+    if not t.weak:
+        return b.invert(x)
+    if t.dtype.kind not in "biu":
+        raise TypeError(f"bad operand type for unary ~: '{t.python_type.__name__}'")
+    return b.sub(b.neg(b.add(x, b.const(0))), b.const(1), hint="invert")
+primitive("logical_not", emit="np.logical_not({0})", infer=elementwise("logical_not"),
+          nondiff=True, family=F, examples=[ex(_MASKS[0]), ex((3,))], aliases=(np.logical_not,))

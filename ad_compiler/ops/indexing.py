@@ -53,6 +53,7 @@ import numpy as np
 from .. import runtime as rt
 from ..ad.rules import ACCUMULATE_INTO, ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
+from ..ir import dims
 from ..ir.builder import holds_value
 from ..ir.core import AType, Value
 from ._infer import normalize_axis
@@ -89,6 +90,8 @@ def _check_item(item) -> None:
 
 
 def _check_dynamic(t) -> None:
+    if isinstance(t, AType) and t.dtype.kind == "b" and t.ndim >= 1:
+        return  # a boolean mask computed at run time
     if not isinstance(t, AType) or t.dtype.kind not in "iu":
         what = t.dtype.name if isinstance(t, AType) else str(t)
         raise IndexError(f"an index array must have an integer dtype, got {what}")
@@ -135,7 +138,12 @@ def selection_shape(shape, index, dyn_types) -> tuple:
     last, so not even an advanced index allocates its result.
     """
     check_index(index, dyn_types)
-    index = resolve(index, [_stand_in(t) for t in dyn_types])
+    if None in shape or any(_is_mask(t) or t.dynamic for t in dyn_types):
+        return _run_time_selection_shape(tuple(shape), index, dyn_types)
+    return _static_selection_shape(shape, resolve(index, [_stand_in(t) for t in dyn_types]))
+
+
+def _static_selection_shape(shape, index) -> tuple:
     spelled = _with_empty_axis(index, len(shape))
     if spelled is None:  # NumPy raises its own error
         return np.broadcast_to(np.empty((), dtype=bool), tuple(shape))[index].shape
@@ -144,8 +152,58 @@ def selection_shape(shape, index, dyn_types) -> tuple:
 
 
 def is_advanced(b, dyn) -> bool:
-    """Whether an index with these dynamic inputs may select an element twice."""
+    """Whether an index with these dynamic inputs is advanced (its read is a copy)."""
     return any(b.type_of(v).ndim >= 1 for v in dyn)
+
+
+def may_repeat(b, dyn) -> bool:
+    """Whether an index with these dynamic inputs may select an element twice (an int
+    array may; a boolean mask selects each element at most once)."""
+    return any(b.type_of(v).ndim >= 1 and not _is_mask(b.type_of(v)) for v in dyn)
+
+
+def _is_mask(t) -> bool:
+    return isinstance(t, AType) and t.dtype.kind == "b" and t.ndim >= 1
+
+
+def _consumed(item, dyn_types, ndim, index) -> int:
+    """How many axes of the indexed array an index item consumes."""
+    if item is None:
+        return 0
+    if item is Ellipsis:
+        return ndim - sum(_consumed(i, dyn_types, ndim, index) for i in index
+                          if i is not Ellipsis)
+    if _is_slot(item) and _is_mask(dyn_types[int(item[1:])]):
+        return dyn_types[int(item[1:])].ndim
+    return 1
+
+
+def _run_time_selection_shape(shape, index, dyn_types) -> tuple:
+    """The selection shape when lengths depend on data (``?`` dims of ``x`` or of an
+    index array, or a boolean mask, which selects as its ``np.nonzero`` arrays do).
+
+    A slice along a ``?`` axis is taken whole (its length clamps to the run-time
+    length: ``?`` either way); the rest is computed on two probe lengths and the
+    dimensions that differ are ``?`` (ir/dims.py)."""
+    results = []
+    for n in dims.PROBES:
+        items, axis = [], 0
+        for item in index:
+            width = _consumed(item, dyn_types, len(shape), index)
+            if _is_slot(item):
+                t = dims.probe(dyn_types[int(item[1:])], n)
+                if _is_mask(t):  # x[m] is x[np.nonzero(m)]
+                    items += [np.broadcast_to(np.intp(0), (n,))] * t.ndim
+                else:
+                    items.append(_stand_in(t))
+            elif type(item) is slice and axis < len(shape) and shape[axis] is None:
+                items.append(slice(None))
+            else:
+                items.append(item)
+            axis += width
+        probed = tuple(n if d is None else d for d in shape)
+        results.append(AType(_static_selection_shape(probed, tuple(items)), np.dtype(bool)))
+    return dims.unprobe(*results).shape
 
 
 # -- generated source of an index --------------------------------------------------
@@ -244,6 +302,7 @@ def _reverses_only(index) -> bool:
 
 primitive(
     "getitem", view=True, emit=_read_emit, impl=_read_impl, infer=_read_infer, family=F,
+    dynamic="native",
     vjp=_read_vjp("index_add"), jvp=_read_jvp("getitem"),
     examples=[ex((5,), index=(slice(1, 5, 2),)), ex((5,), index=(slice(None, None, -1),)),
               ex((2, 3), index=(Ellipsis, slice(None, None, -1))),
@@ -253,10 +312,20 @@ primitive(
               ex((4, 3), np.array(-1), index=(slice(None, None, -1), slot(0)))],
 )
 
+def _gather_vjp(b, ct, out, x, *dyn, index):
+    """Repeats accumulate (``np.add.at``); a mask repeats nothing (``dx[m] += ct``)."""
+    update = "scatter_add" if may_repeat(b, dyn) else "index_add"
+    return _read_vjp(update)(b, ct, out, x, *dyn, index=index)
+
+
 primitive(
     "gather", emit=_read_emit, impl=_read_impl, infer=_read_infer, family=F,
-    vjp=_read_vjp("scatter_add"), jvp=_read_jvp("gather"),
+    vjp=_gather_vjp, jvp=_read_jvp("gather"), dynamic="native",
     examples=[ex((4,), np.array([0, 0, 2]), index=(slot(0),)),
+              ex((4,), np.array([True, False, True, True]), index=(slot(0),)),
+              ex((3, 4), np.array([False, True, True, False]), index=(slice(None), slot(0))),
+              ex((2, 3, 2), np.array([[True, False, True], [False, False, True]]),
+                 index=(slot(0), 0)),
               ex((3, 4), np.array([[0, -1], [1, 1]]), index=(slice(None), slot(0))),
               ex((3, 4), np.array([0, 2, 0]), np.array([3, 1, 3]), index=(slot(0), slot(1))),
               ex((3, 4, 2), np.array([2, 0]), index=(slot(0), slice(None), 1)),
@@ -273,6 +342,11 @@ def select(b, x, dyn, index):
 # -- functional updates ------------------------------------------------------------
 
 def _fits(shape, sel) -> bool:
+    if None in shape or None in sel:  # a '?' meets anything (NumPy checks at run time)
+        lead = len(shape) - len(sel)
+        return all(d == 1 for d in shape[:max(lead, 0)]) and all(
+            d == 1 or d is None or e is None or d == e
+            for d, e in zip(shape[max(lead, 0):], sel[max(-lead, 0):]))
     try:
         return np.broadcast_shapes(shape, sel) == sel
     except ValueError:
@@ -311,7 +385,7 @@ def _known_survivors(b, shape, dyn, index):
     """The survivors mask when it is known when compiling: True for basic indexing
     and for indices without repeats, an array for constant indices with repeats,
     None when it depends on run-time index values."""
-    if not is_advanced(b, dyn):
+    if not may_repeat(b, dyn):
         return True
     known = [_known(v) for v in dyn]
     if any(k is None for k in known):
@@ -326,6 +400,10 @@ def survivors(b, shape, dyn, index):
     mask = _known_survivors(b, shape, dyn, index)
     if mask is True:
         return None
+    if mask is None and None in shape:
+        raise dims.refused("an assignment through int indices that may repeat", [
+            AType(tuple(shape), np.dtype(float))] + [b.type_of(v) for v in dyn], b.loc,
+            "leaves the surviving writes unknown here")
     if mask is None:
         return b.index_winners(*dyn, index=index, shape=tuple(shape))
     return b.const(mask, hint="survivors")
@@ -381,6 +459,8 @@ BASIC_UPDATE_EXAMPLES = [
 ]
 ADVANCED_UPDATE_EXAMPLES = [
     ex((4,), (3,), np.array([0, 0, 2]), index=(slot(0),)),
+    ex((4,), (2,), np.array([True, False, False, True]), index=(slot(0),)),
+    ex((3, 4), (3, 1), np.array([True, False, True, True]), index=(slice(None), slot(0))),
     ex((3, 4), (2, 4), np.array([2, -1]), index=(slot(0),)),
     ex((3, 4), float, np.array([0, 0]), np.array([1, 1]), index=(slot(0), slot(1))),
     ex((3, 4), (3, 1, 1), np.array([[3, 1, 3]]), index=(slice(None), slot(0))),
@@ -403,7 +483,7 @@ INPLACE_FORMS = {
 
 
 primitive(
-    "index_add", emit=_update_emit("index_add"), impl=_update_impl(rt.index_add),
+    "index_add", dynamic="native", emit=_update_emit("index_add"), impl=_update_impl(rt.index_add),
     infer=_update_infer, family=F, vjp=_sum_vjp, jvp=_add_jvp("index_add"),
     inplace={0: INPLACE_FORMS["index_add"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
@@ -424,21 +504,21 @@ def _sub_jvp(b, t, out, acc, v, *dyn, index):
 
 # acc[index] -= v: what an index_add of a negated value becomes (passes/negate.py)
 primitive(
-    "index_sub", emit=_update_emit("index_sub"), impl=_update_impl(rt.index_sub),
+    "index_sub", dynamic="native", emit=_update_emit("index_sub"), impl=_update_impl(rt.index_sub),
     infer=_update_infer, family=F, vjp=_diff_vjp, jvp=_sub_jvp,
     inplace={0: INPLACE_FORMS["index_sub"]},
     examples=BASIC_UPDATE_EXAMPLES,
 )
 
 primitive(
-    "scatter_add", emit=_update_emit("scatter_add"), impl=_update_impl(rt.scatter_add),
+    "scatter_add", dynamic="native", emit=_update_emit("scatter_add"), impl=_update_impl(rt.scatter_add),
     infer=_update_infer, family=F, vjp=_scatter_add_vjp, jvp=_add_jvp("scatter_add"),
     inplace={0: INPLACE_FORMS["scatter_add"]},
     examples=BASIC_UPDATE_EXAMPLES[:2] + ADVANCED_UPDATE_EXAMPLES,
 )
 
 primitive(
-    "index_set", emit=_update_emit("index_set"), impl=_update_impl(rt.index_set),
+    "index_set", dynamic="native", emit=_update_emit("index_set"), impl=_update_impl(rt.index_set),
     infer=_update_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
     inplace={0: INPLACE_FORMS["index_set"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
@@ -450,7 +530,7 @@ def _winners_infer(*dyn: AType, index, shape) -> AType:
 
 
 primitive(
-    "index_winners", nondiff=True, family=F, infer=_winners_infer,
+    "index_winners", nondiff=True, family=F, infer=_winners_infer, dynamic="native",
     emit=lambda srcs, *, index, shape: f"rt.winners({shape}, {index_source(index, srcs)})",
     impl=lambda *dyn, index, shape: rt.winners(shape, resolve(index, dyn)),
     examples=[ex(np.array([0, 0, 2]), index=(slot(0),), shape=(4,)),
@@ -583,7 +663,12 @@ def _validate(b, x, items) -> None:
     def stand_in(item):
         if isinstance(item, _Dyn):
             return _stand_in(b.type_of(item.value))
+        if isinstance(item, _Mask) and item.array is None:  # run time: its shape checks
+            return np.ones(b.type_of(item.value).shape, dtype=bool)
         return item.array if isinstance(item, _Mask) else item
+    types = [b.type_of(x)] + [b.type_of(i.value) for i in items if isinstance(i, (_Dyn, _Mask))]
+    if any(t.dynamic for t in types):
+        return  # lengths known at run time only: NumPy checks them then
     dummy = np.broadcast_to(np.empty((), dtype=bool), b.type_of(x).shape)
     dummy[tuple(stand_in(i) for i in items)]
 
@@ -594,7 +679,9 @@ def canonical(b, x, items) -> tuple[tuple, list]:
     _validate(b, x, items)
     index, dyn = [], []
     for item in items:
-        if isinstance(item, _Mask):
+        if isinstance(item, _Mask) and item.array is None:  # a slot, read as a mask
+            parts = [_Dyn(item.value)]
+        elif isinstance(item, _Mask):
             parts = [_Dyn(b.const(a, hint="nonzero")) for a in np.nonzero(item.array)]
         else:
             parts = [item]
@@ -607,7 +694,8 @@ def canonical(b, x, items) -> tuple[tuple, list]:
     return tuple(index), dyn
 
 
-def _array(b, x):
+def array_operand(b, x):
+    """``x`` as an array value (a Python number or list cannot be indexed)."""
     x = b.const(x)
     t = b.type_of(x)
     if not isinstance(t, AType) or t.weak:
@@ -623,14 +711,8 @@ def _whole(index, dyn) -> bool:
 @method("__getitem__")
 def lower_getitem(b, x, index):
     """``x[index]``: basic indexing is a view (getitem), int arrays gather."""
-    x = _array(b, x)
+    x = array_operand(b, x)
     items = parse_items(b, index)
-    if _dynamic_mask(items) is not None:
-        raise UnsupportedOperationError(
-            "indexing with a boolean mask computed in the function is not supported: the "
-            "result's shape would depend on the mask's values",
-            hint="keep the shape with np.where(mask, x, 0), or use a mask known when "
-                 "compiling")
     index, dyn = canonical(b, x, items)
     if _whole(index, dyn) and b.type_of(x).ndim:
         return x
@@ -640,10 +722,9 @@ def lower_getitem(b, x, index):
 @method("__setitem__")
 def lower_setitem(b, x, index, value):
     """``x[index] = value`` as a new array (the caller rebinds the name to it)."""
-    x, v = _array(b, x), b.const(value)
+    x, v = array_operand(b, x), b.const(value)
     items = parse_items(b, index)
-    if _dynamic_mask(items) is not None:
-        _check_masked(b, x, items, v)
+    if _where_update(b, x, items, v):
         return _masked_update(b, x, items[0], v)
     index, dyn = canonical(b, x, items)
     return b.index_set(x, v, *dyn, index=index)
@@ -656,10 +737,9 @@ def lower_augmented_setitem(b, x, index, value, combine=None):
 
     ``+=`` without repeats is one ``index_add``, which adds in place of a dead buffer.
     """
-    x, v = _array(b, x), b.const(value)
+    x, v = array_operand(b, x), b.const(value)
     items = parse_items(b, index)
-    if _dynamic_mask(items) is not None:
-        _check_masked(b, x, items, v)
+    if _where_update(b, x, items, v):
         return _masked_update(b, x, items[0], (combine or _plus)(b, x, v))
     index, dyn = canonical(b, x, items)
     if combine is None and _known_survivors(b, b.type_of(x).shape, dyn, index) is True:
@@ -677,18 +757,20 @@ def lower_setitem_add(b, x, index, value):
     return lower_augmented_setitem(b, x, index, value)
 
 
-def _check_masked(b, x, items, v) -> None:
-    """A run-time mask must be the whole index, fit ``x``, and meet a single value."""
-    xt = b.type_of(x)
-    if len(items) != 1 or b.type_of(v).ndim:
-        raise UnsupportedOperationError(
-            "assignment through a boolean mask computed in the function needs the mask "
-            "as the whole index and a single value",
-            hint="write np.where(mask, new_values, x) instead")
-    mt = b.type_of(items[0].value)
+def _where_update(b, x, items, v) -> bool:
+    """Whether ``x[mask] = v`` is ``np.where(mask, v, x)``: a run-time mask that is the
+    whole index, of a static shape, and a single value (the shapes stay static); other
+    masked updates are ``index_set``/``index_add`` with the mask as their index."""
+    mask = _dynamic_mask(items)
+    if mask is None or len(items) != 1 or b.type_of(v).ndim:
+        return False
+    mt, xt = b.type_of(mask.value), b.type_of(x)
+    if mt.dynamic or xt.dynamic:
+        return False
     if mt.shape != xt.shape[:mt.ndim]:
         raise IndexError(f"a boolean mask of shape {mt.shape} does not fit an array of "
                          f"shape {xt.shape}")
+    return True
 
 
 def _masked_update(b, x, mask, new):
@@ -707,7 +789,7 @@ def lower_take(b, a, indices, axis=None, out=None, mode="raise"):
     if out is not None or mode not in ("raise", "wrap", "clip"):
         raise UnsupportedOperationError(f"np.take(..., out=/mode={mode!r}) is not supported",
                                         hint="mode may be 'raise', 'wrap' or 'clip'")
-    x = _array(b, a)
+    x = array_operand(b, a)
     if axis is None:
         x, axis = reshape_to(b, x, (-1,)), 0
     (axis,) = normalize_axis(axis, b.type_of(x).ndim)

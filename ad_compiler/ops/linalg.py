@@ -27,6 +27,7 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
+from ..ir.dims import static_or_minus_one
 from ._infer import promote
 from .shape import transpose_to
 
@@ -56,12 +57,17 @@ def swap_last(b, v):
 
 
 def _as(b, v, shape):
-    return v if b.type_of(v).shape == shape else b.reshape(v, shape=shape)
+    if b.type_of(v).shape == shape:
+        return v
+    return b.reshape(v, shape=static_or_minus_one(shape) or shape)
 
 
 def _outer(b, u, v):
     """``u[:, None] * v``: the outer product of two vectors, by broadcasting."""
-    return b.mul(b.reshape(u, shape=b.type_of(u).shape + (1,)), v)
+    ut = b.type_of(u)
+    if ut.dynamic:
+        return b.mul(b.expand_dims(u, axis=(ut.ndim,)), v)
+    return b.mul(b.reshape(u, shape=ut.shape + (1,)), v)
 
 
 def _matmul_vjp(b, ct, out, x, y):
@@ -77,8 +83,8 @@ def _matmul_vjp(b, ct, out, x, y):
     out_shape = b.type_of(out).shape
     batch = out_shape[:len(out_shape) - (xt.ndim > 1) - (yt.ndim > 1)]
     ctp = _as(b, ct, batch + (xs[-2], ys[-1]))
-    gx = fit(b, b.matmul(ctp, swap_last(b, yp)), AType(xs, xt.dtype, xt.weak))
-    gy = fit(b, b.matmul(swap_last(b, xp), ctp), AType(ys, yt.dtype, yt.weak))
+    gx = fit(b, b.matmul(ctp, swap_last(b, yp)), AType(xs, xt.dtype, xt.weak), xp)
+    gy = fit(b, b.matmul(swap_last(b, xp), ctp), AType(ys, yt.dtype, yt.weak), yp)
     return _as(b, gx, xt.shape), _as(b, gy, yt.shape)
 
 
@@ -96,7 +102,7 @@ def bilinear_jvp(name):
 
 primitive(
     "matmul", emit="{0} @ {1}", infer=_matmul_infer, vjp=_matmul_vjp, jvp=bilinear_jvp("matmul"),
-    family=F,
+    family=F, dynamic=True,
     examples=[ex((3,), (3,)), ex((2, 3), (3, 4)), ex((2, 3), (3,)), ex((3,), (3, 2)),
               ex((2, 2, 3), (3, 4)), ex((2, 1, 2, 3), (3, 3, 2)), ex((3,), (2, 3, 4)),
               ex((2, 2, 3), (3,))],

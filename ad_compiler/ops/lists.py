@@ -31,7 +31,7 @@ def _stack_infer(t: ListType, *, axis=0, length=0) -> AType:
     return AType(tuple(shape), t.elem.dtype, False)
 
 
-primitive("list_get", emit="{0}[{1}]", view=True, family=F, nondiff=False,
+primitive("list_get", emit="{0}[{1}]", view=True, family=F, nondiff=False, dynamic="native",
           infer=lambda lst, i: lst.elem, vjp=_no_list_gradient,
           # forward mode: the item of the list of tangents (linear, no list cotangent)
           jvp=lambda b, t, out, lst, i: None if t[0] is None else b.list_get(t[0], i),

@@ -47,13 +47,19 @@ def keep_dims_of(b, r, x, axis, keepdims):
         return r
     axes = normalize_axis(axis, xt.ndim)
     kept = tuple(1 if i in axes else d for i, d in enumerate(xt.shape))
-    return r if b.type_of(r).shape == kept else b.reshape(r, shape=kept)
+    if b.type_of(r).shape == kept and not xt.dynamic:
+        return r
+    if xt.dynamic:  # a '?' axis kept: put the reduced axes back, lengths unchanged
+        return b.expand_dims(r, axis=axes) if axes and b.type_of(r).ndim else r
+    return b.reshape(r, shape=kept)
 
 
 def expand_to(b, ct, x, axis, keepdims):
     """Broadcast a reduced cotangent ``ct`` back to the shape of ``x``."""
     ct = keep_dims_of(b, ct, x, axis, keepdims)
     xt = b.type_of(x)
+    if xt.dynamic:  # lengths known at run time (ir/dims.py)
+        return b.broadcast_like(ct, x)
     if b.type_of(ct).shape != xt.shape:
         ct = b.broadcast_to(ct, shape=xt.shape)
     return ct
@@ -64,6 +70,21 @@ def reduced_count(xt: AType, axis) -> int:
     return int(np.prod([xt.shape[i] for i in normalize_axis(axis, xt.ndim)], dtype=np.int64))
 
 
+def run_time_count(b, x, axis):
+    """``reduced_count`` as a value when a reduced axis has a run-time length: the
+    product of the fixed lengths and of ``dim`` of each ``?`` axis."""
+    xt = b.type_of(x)
+    axes = normalize_axis(axis, xt.ndim)
+    fixed = int(np.prod([xt.shape[i] for i in axes if xt.shape[i] is not None],
+                        dtype=np.int64))
+    count = None if fixed == 1 else b.const(fixed)
+    for i in axes:
+        if xt.shape[i] is None:
+            n = b.dim(x, axis=i, hint="n")
+            count = n if count is None else b.mul(count, n, hint="n")
+    return count
+
+
 REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims=False),
                    ex((2, 3), axis=(0,), keepdims=True), ex((2, 3, 4), axis=(0, 2), keepdims=False),
                    ex((2, 3), axis=-1, keepdims=True), ex((2, 3), axis=(), keepdims=False),
@@ -71,7 +92,7 @@ REDUCE_EXAMPLES = (ex((3,), axis=None, keepdims=False), ex((2, 3), axis=1, keepd
 
 primitive(
     "sum", emit="{0}.sum(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("sum"),
-    family=F,
+    family=F, dynamic=True,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, ct, x, axis, keepdims), x),),
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(t[0], axis=axis,
@@ -82,12 +103,15 @@ primitive(
 
 def _mean_scale(b, g, x, axis):
     """``g / n``: an int divisor keeps g's dtype and reads as the user's formula."""
-    return b.div(g, b.const(max(reduced_count(b.type_of(x), axis), 1)))
+    xt = b.type_of(x)
+    if any(xt.shape[i] is None for i in normalize_axis(axis, xt.ndim)):
+        return b.div(g, run_time_count(b, x, axis))
+    return b.div(g, b.const(max(reduced_count(xt, axis), 1)))
 
 
 primitive(
     "mean", emit="{0}.mean(axis={axis}, keepdims={keepdims})", array_inputs=True, infer=reduce_infer("mean"),
-    family=F,
+    family=F, dynamic=True,
     vjp=lambda b, ct, out, x, *, axis=None, keepdims=False: (
         b.fit(expand_to(b, _mean_scale(b, ct, x, axis), x, axis, keepdims), x),),
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.mean(t[0], axis=axis,
@@ -121,7 +145,7 @@ def _extremum(name):
     ties = [ex(np.array([1.0, 3.0, 3.0, -2.0]), axis=None, keepdims=False),
             ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
     primitive(name, emit=f"{{0}}.{name}(axis={{axis}}, keepdims={{keepdims}})", array_inputs=True,
-              infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F,
+              infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F, dynamic=True,
               examples=[*REDUCE_EXAMPLES, *ties])
 
 
@@ -227,8 +251,13 @@ def _deviation(b, x, axis):
 
 
 def _degrees(b, x, axis, ddof):
-    """NumPy's divisor of a variance: ``max(n - ddof, 0)``."""
-    return b.const(max(reduced_count(b.type_of(x), axis) - ddof, 0))
+    """NumPy's divisor of a variance: ``max(n - ddof, 0)`` (``n`` a value when a
+    reduced axis has a run-time length)."""
+    xt = b.type_of(x)
+    if any(xt.shape[i] is None for i in normalize_axis(axis, xt.ndim)):
+        n = run_time_count(b, x, axis)
+        return n if not ddof else b.maximum(b.sub(n, b.const(ddof)), b.const(0))
+    return b.const(max(reduced_count(xt, axis) - ddof, 0))
 
 
 def _per_std(b, g, out, x, axis, ddof, keepdims):
@@ -292,7 +321,7 @@ def lower_std(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 for _name in ("all", "any"):
-    primitive(_name, emit=f"{{0}}.{_name}(axis={{axis}}, keepdims={{keepdims}})",
+    primitive(_name, dynamic=True, emit=f"{{0}}.{_name}(axis={{axis}}, keepdims={{keepdims}})",
               array_inputs=True, nondiff=True, family=F,
               infer=lambda t, *, axis=None, keepdims=False, _n=_name: reduce_infer(_n)(
                   t, axis=axis, keepdims=keepdims),

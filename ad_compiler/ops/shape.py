@@ -36,9 +36,16 @@ def _reshape_infer(t: AType, *, shape) -> AType:
     return AType(shape, t.dtype, False)
 
 
+def reshape_as(b, ct, x):
+    """``ct`` reshaped to ``x``'s shape (at run time when it has a '?', ir/dims.py)."""
+    if b.type_of(x).dynamic:
+        return b.reshape_like(ct, x)
+    return b.reshape(ct, shape=b.type_of(x).shape)
+
+
 primitive(
-    "reshape", view=True, emit="{0}.reshape({shape})", array_inputs=True, infer=_reshape_infer, family=F,
-    vjp=lambda b, ct, out, x, *, shape: (b.reshape(ct, shape=b.type_of(x).shape),),
+    "reshape", view=True, dynamic=True, emit="{0}.reshape({shape})", array_inputs=True, infer=_reshape_infer, family=F,
+    vjp=lambda b, ct, out, x, *, shape: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, shape: b.reshape(t[0], shape=shape),
     examples=[ex((2, 3), shape=(3, 2)), ex((6,), shape=(2, -1)), ex(float, shape=(1, 1))],
 )
@@ -77,22 +84,22 @@ def _transpose_source(inputs, *, axes):
 
 primitive(
     "transpose", view=True, emit=_transpose_source, impl=lambda x, *, axes: x.transpose(axes),
-    array_inputs=True, infer=_transpose_infer, family=F,
+    array_inputs=True, infer=_transpose_infer, family=F, dynamic=True,
     vjp=lambda b, ct, out, x, *, axes: (b.transpose(ct, axes=_inverse_perm(axes)),),
     jvp=lambda b, t, out, x, *, axes: b.transpose(t[0], axes=axes),
     examples=[ex((2, 3), axes=(1, 0)), ex((2, 3, 4), axes=(2, 0, 1)), ex((2, 3), axes=None)],
 )
 
 primitive(
-    "expand_dims", view=True, emit="np.expand_dims({0}, {axis})", infer=_expand_dims_infer, family=F,
-    vjp=lambda b, ct, out, x, *, axis: (b.reshape(ct, shape=b.type_of(x).shape),),
+    "expand_dims", view=True, dynamic=True, emit="np.expand_dims({0}, {axis})", infer=_expand_dims_infer, family=F,
+    vjp=lambda b, ct, out, x, *, axis: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, axis: b.expand_dims(t[0], axis=axis),
     examples=[ex((3,), axis=0), ex((2, 3), axis=(0, 3)), ex((2, 3), axis=-1)],
 )
 
 primitive(
-    "squeeze", view=True, emit="np.squeeze({0}, {axis})", infer=_squeeze_infer, family=F,
-    vjp=lambda b, ct, out, x, *, axis: (b.reshape(ct, shape=b.type_of(x).shape),),
+    "squeeze", view=True, dynamic=True, emit="np.squeeze({0}, {axis})", infer=_squeeze_infer, family=F,
+    vjp=lambda b, ct, out, x, *, axis: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, axis: b.squeeze(t[0], axis=axis),
     examples=[ex((1, 3, 1), axis=None), ex((1, 3), axis=0), ex((2, 1), axis=(-1,))],
 )
@@ -253,7 +260,7 @@ def reshape_to(b, x, shape):
     x = b.const(x)
     t = b.type_of(x)
     shape = _static_ints(shape, "a reshape's shape")
-    if not t.weak and _reshape_infer(t, shape=shape).shape == t.shape:
+    if not t.weak and not t.dynamic and _reshape_infer(t, shape=shape).shape == t.shape:
         return x
     return b.reshape(x, shape=shape)
 

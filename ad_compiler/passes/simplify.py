@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir import dims
 from ..ir.core import Function
 from .rewrite import rewrite
 
@@ -102,6 +103,8 @@ def _implicit_broadcast(op, inputs):
             if src is v or src.type.dtype != v.type.dtype or src.type.weak != v.type.weak:
                 continue
             trial = new[:i] + [src] + new[i + 1:]
+            if any(t.type.dynamic for t in trial):  # run-time lengths: NumPy decides
+                continue
             if tuple(np.broadcast_shapes(*(t.type.shape for t in trial))) == out:
                 new = trial
                 break
@@ -123,6 +126,9 @@ def _drop_one(op, inputs, ones, positions):
     out_t = op.result.type
     for i in positions:
         other = inputs[1 - i]
-        if id(inputs[i]) in ones and other.type == out_t:
+        one = inputs[i].type
+        if id(inputs[i]) in ones and other.type == out_t and (
+                dims.same_shape(other.type, out_t)
+                or not one.dynamic and all(d == 1 for d in one.shape)):
             return [other]
     return None

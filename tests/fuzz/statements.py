@@ -215,7 +215,8 @@ def cond(g) -> str:
 
 
 SIMPLE = ("assign", "scalar", "alias", "augassign", "index", "setitem", "view", "container",
-          "use_container", "comprehension", "float_list", "std_degenerate")
+          "use_container", "comprehension", "float_list", "std_degenerate", "mask",
+          "mask_setitem", "iterable")
 
 
 def body(g, binding: list[str], n: int, loop: bool) -> list[str]:
@@ -353,6 +354,55 @@ def result(g, kind: str) -> str:
     return scalar_
 
 
+def _mask_of(g, x) -> tuple[str, str]:
+    """A selection of ``x`` by a mask computed from it, and the mask (1-d or 2-d)."""
+    lit = g.lit()
+    if g.val(x).ndim == 2 and g.coin():
+        mask = g.choice([f"{x}[0] > {lit}", f"np.sum({x}, axis=0) > {lit}"])
+        return f"{x}[:, {mask}]", mask
+    if g.val(x).ndim == 2 and g.coin():
+        mask = f"{x}[:, 0] > {lit}"
+        return f"{x}[{mask}]", mask
+    mask = g.choice([f"{x} > {lit}", f"np.abs({x}) < {abs(float(lit)) + 0.3}"])
+    return g.choice([f"{x}[{mask}]", f"{x}[np.where({mask})]"]), mask
+
+
+def mask(g):
+    """A selection by a mask computed in the function, reduced in the same statement."""
+    x = g.arr()
+    sel, _ = _mask_of(g, x)
+    body = g.choice([f"np.sum({sel} ** 2)", f"np.sum(np.tanh({sel}) * {sel})",
+                     f"np.sum({sel} * {g.flt()} + 1.0)", f"np.sum({sel}) / (len({sel}) + 1.0)",
+                     f"np.sum(np.exp(np.tanh({sel})) * {sel}.size)"])
+    return [f"{g.fresh_name()} = {body} * {g.num()}"]
+
+
+def mask_setitem(g):
+    """``x[mask] = v`` / ``op=`` with a mask computed in the function."""
+    # not an input: an empty selection would let the program through plain Python
+    # unchanged, and the compiler refuses writes into inputs whatever the mask
+    x = g.choice([n for n in g.arrays(1) if _writable(g, n) and n not in g.params])
+    sel, _ = _mask_of(g, x)
+    where = sel[len(x) + 1:-1]
+    forms = [f"{x}[{where}] = {g.flt()}", f"{x}[{where}] += {g.flt()}",
+             f"{x}[{where}] = np.sin({sel}) * {g.flt()}", f"{x}[{where}] *= np.tanh({sel})",
+             f"{x}[{where}] += {sel} ** 2"]
+    return [g.choice(forms)]
+
+
+def iterable(g):
+    """Python iteration helpers over arrays and lists of values, with a static result."""
+    x = g.arr()
+    n = g.val(x).shape[0]
+    forms = [f"sum(map(lambda r: r * {g.flt()}, reversed(list({x}))))",
+             f"sum(v * w for v, w in zip({x}, reversed(range({n}))))",
+             f"sum({x}[i] ** 2 for i in sorted(range({n}), key=lambda i: -i))",
+             f"sum(filter(lambda k: k > 0, range({n}))) * {x}"]
+    if g.val(x).ndim == 2:
+        forms.append(f"sum(np.sin(np.array(c)) * {g.flt()} for c in zip(*{x}))")
+    return [f"{g.fresh_name()} = {g.choice(forms)}"]
+
+
 def _recent(g, names):
     """Mostly the last few names: results then depend on most of the program."""
     return names[-4:] if len(names) > 4 and g.coin(0.8) else names
@@ -363,7 +413,8 @@ KINDS = {
     "index": index, "setitem": setitem, "view": view, "container": container,
     "use_container": use_container, "comprehension": comprehension, "float_list": float_list,
     "std_degenerate": std_degenerate, "helper": helper, "if": if_, "for": for_,
-    "while": while_, "return": early_return,
+    "while": while_, "return": early_return, "mask": mask, "mask_setitem": mask_setitem,
+    "iterable": iterable,
 }
 
 FEATURE_OF = {
@@ -371,7 +422,8 @@ FEATURE_OF = {
     "index": "index", "setitem": "setitem", "view": "views", "container": "containers",
     "use_container": "containers", "comprehension": "comprehension",
     "float_list": "float_lists", "std_degenerate": "std_degenerate", "helper": "helpers",
-    "if": "if", "for": "for", "while": "while", "return": "return",
+    "if": "if", "for": "for", "while": "while", "return": "return", "mask": "masks",
+    "mask_setitem": "masks", "iterable": "iterables",
 }
 
 _WEIGHT = {"assign": 6, "if": 2, "for": 2, "return": 1}

@@ -389,16 +389,24 @@ def test_out_of_bounds_static_index_fails_when_compiling(adcheck):
         _lowered(adcheck, lambda b, x: ix.lower_getitem(b, x, MASK3), [np.ones(4)])
 
 
-def test_reading_through_a_run_time_mask_is_rejected(adcheck):
-    with pytest.raises(UnsupportedOperationError, match="np.where"):
-        _lowered(adcheck, lambda b, x: ix.lower_getitem(b, x, b.greater(x, b.const(0))),
-                 [np.ones(3)])
+def test_reading_through_a_run_time_mask_has_a_run_time_length(adcheck):
+    fn = _lowered(adcheck, lambda b, x: ix.lower_getitem(b, x, b.greater(x, b.const(0))),
+                  [np.ones(3)])
+    (read,) = [op for op in fn.body.ops if op.prim == "gather"]
+    assert read.params["index"] == ("#0",) and str(read.result.type) == "f64[?]"
+    x = np.array([1.0, -2.0, 3.0])
+    _same(adcheck.run(fn, x)[0], x[x > 0])
 
 
-def test_run_time_mask_assignment_needs_a_single_value(adcheck):
-    with pytest.raises(UnsupportedOperationError, match="single value"):
-        _lowered(adcheck, lambda b, x, v: ix.lower_setitem(b, x, b.greater(x, b.const(0)), v),
-                 [np.ones(3), np.ones(3)])
+def test_run_time_mask_assignment_of_an_array_is_an_index_set(adcheck):
+    def lower(b, x, v):
+        return ix.lower_setitem(b, x, b.greater(x, b.const(0)), b.mul(v, b.const(2.0)))
+    fn = _lowered(adcheck, lower, [np.ones(3), np.ones(2)])
+    assert [op.prim for op in fn.body.ops][-1] == "index_set"
+    x, v = np.array([1.0, -2.0, 3.0]), np.array([5.0, 7.0])
+    want = x.copy()
+    want[x > 0] = v * 2.0
+    _same(adcheck.run(fn, x, v)[0], want)
 
 
 def test_value_that_does_not_fit_the_selection(adcheck):

@@ -46,6 +46,12 @@ def cases(selection):
     return pytest.mark.parametrize("case", selection, ids=[_case_id(c) for c in selection])
 
 
+def _matches(inferred: AType, actual: AType) -> bool:
+    """``inferred`` describes ``actual``: equal, a run-time length ``None`` matching any."""
+    return (inferred.dtype, inferred.weak, inferred.ndim) == (actual.dtype, actual.weak, actual.ndim) \
+        and all(d is None or d == e for d, e in zip(inferred.shape, actual.shape))
+
+
 def _types(values) -> list[AType]:
     return [AType.of(v) for v in values]
 
@@ -101,7 +107,7 @@ def test_infer_matches_numpy(adcheck, case):
         prim, params, values, _ = _setup(adcheck, case, dtype)
         with np.errstate(all="ignore"):
             actual = AType.of(prim.impl(*values, **params))
-        assert prim.infer(*_types(values), **params) == actual
+        assert _matches(prim.infer(*_types(values), **params), actual)
 
 
 @cases(CASES)
@@ -140,7 +146,7 @@ def test_jvp_matches_finite_differences(adcheck, case):
                              f"{prim.name}: tangent with inputs {active} moving")
         if results:
             assert fn.outputs[0].type == out.type, "the tangent must have the output's type"
-            assert np.shape(results[0]) == out.type.shape, "the tangent has the wrong shape"
+            assert _matches(out.type, AType.of(results[0])), "the tangent has the wrong shape"
 
 
 @cases(SMOOTH_CASES)
