@@ -30,16 +30,20 @@ class Embedding(Cell):
     """Rows of ``embedding_table`` looked up by integer ids: ``(*ids.shape, embedding_size)``."""
 
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
-                 dtype=_mstype.int32, padding_idx=None):
+                 dtype=_mstype.float32, padding_idx=None):
         super().__init__()
         for what, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"Embedding {what} must be a positive int, got {value!r}")
-        if padding_idx is not None and not -vocab_size <= padding_idx < vocab_size:
-            raise ValueError(f"Embedding padding_idx must be in [-{vocab_size}, {vocab_size}), "
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"Embedding {what} must be an int, got {type(value).__name__}")
+            if value <= 0:
+                raise ValueError(f"Embedding {what} must be positive, got {value}")
+        if not isinstance(use_one_hot, bool):
+            raise TypeError(f"Embedding use_one_hot must be a bool, got {type(use_one_hot).__name__}")
+        if padding_idx is not None and not 0 <= padding_idx < vocab_size:
+            raise ValueError(f"Embedding padding_idx must be in [0, {vocab_size}), "
                              f"got {padding_idx!r}")
         self.vocab_size, self.embedding_size = int(vocab_size), int(embedding_size)
-        self.use_one_hot, self.dtype = bool(use_one_hot), dtype
+        self.use_one_hot, self.dtype = use_one_hot, dtype
         self.padding_idx = padding_idx
         table = _initial_value(embedding_table, (self.vocab_size, self.embedding_size),
                                np.float32)

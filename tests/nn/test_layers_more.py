@@ -329,6 +329,15 @@ def test_embedding_lookup_and_scatter_add_gradient():
     assert np.allclose(np.asarray(g), expected)
 
 
+def test_embedding_argument_errors():
+    with pytest.raises(TypeError):
+        nn.Embedding(3.0, 2)
+    with pytest.raises(ValueError):
+        nn.Embedding(0, 2)
+    with pytest.raises(ValueError):
+        nn.Embedding(3, 2, padding_idx=3)
+
+
 def test_embedding_float_ids_are_a_type_error():
     with pytest.raises(TypeError):
         nn.Embedding(3, 2)(np.array([0.0, 1.0]))
