@@ -90,7 +90,8 @@ class LiftBuilder(Builder):
                 f"Parameter '{param.name}' is updated inside a loop or a data-dependent "
                 "branch, which compiled code does not support",
                 hint="update it at the top level of construct (outside loops and `if`s on data)")
-        self._lifter.effects[id(param)] = (param, self.stop_gradient(value))
+        new = self.emit("stop_gradient", value, hint="updated")
+        self._lifter.effects[id(param)] = (param, new)
 
     def depends_on_epoch(self) -> None:
         """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
