@@ -18,6 +18,7 @@ from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple
 from .tensor import Tensor
+from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_seed
 
 __version__ = "0.1.0"
 
@@ -26,4 +27,5 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
     "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
+    "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
 ]

@@ -65,9 +65,15 @@ PROBES.update({  # data movement (ops/movement.py)
 PROBES["math.hypot"] = (F, F)  # two floats (one gives fabs)
 PROBES.update({  # normalisations and embedding (ops/normalization.py)
     "ops.batch_norm": (A((2, 3)), A((3,)), A((3,)), A((3,)), A((3,)), True),
-    "ops.layer_norm": (A((2, 3)), (3,)), "ops.layer_norm_axes": (A((2, 3)), A((3,)), A((3,)), 1, 1, 1e-5),
+    "ops.layer_norm": (A((2, 3)), (3,)),
+    "ops.layer_norm_axes": (A((2, 3)), A((3,)), A((3,)), 1, 1, 1e-5),
     "ops.embedding": (np.array([0, 1]), A((2, 3))),
 })
+_MASK = np.array([True, False, True])
+PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
+               **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+               "np.invert": (_MASK,)})
+PROBES.update({name: (A((2, 3)), np.float32) for name in ("ops.cast", "ops.Cast")})
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
@@ -202,6 +208,8 @@ def entries() -> tuple[list[Entry], list[str]]:
         if where is None or where[0] is None:
             continue
         spelling, section = where
+        if getattr(lower, "refused", False):
+            continue
         if section == _SECTIONS[7]:
             out.append(Entry(spelling, section, (), "differentiated where it is called"))
             continue

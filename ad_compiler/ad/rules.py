@@ -57,6 +57,8 @@ class Primitive:
     #                                ...); "readonly": a view NumPy makes read-only (broadcast_to,
     #                                diagonal); a callable ``view(op) -> bool`` decides per op
     static: tuple = ()             # names of params, for documentation/validation
+    effect: bool = False           # reads and advances state outside the function
+    #                                (np.random): never folded, merged, hoisted or dropped
     family: str = ""
     globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
@@ -128,7 +130,7 @@ ATTRIBUTES: dict[str, Callable] = {}
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
               array_inputs=False, view=False, inplace=None, globals=None,
-              dynamic=None) -> Primitive:
+              dynamic=None, effect=False) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -148,6 +150,10 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     ``rt``, with their objects (a user's function registered with
     ``ad_compiler.primitive``); generated code that uses the primitive gets them.
 
+    ``effect=True`` says the op reads and advances state outside the function (the
+    global NumPy generator): the optimisation passes keep every such op, in place and
+    as often as the user's code runs it (see :func:`has_effect`).
+
     ``emit`` is normally a template string. For variadic primitives (``concat``)
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
     then ``impl`` must be given too.
@@ -164,7 +170,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
                      array_inputs=array_inputs, view=view, globals=dict(globals or {}),
-                     _impl=impl, _inplace=inplace,
+                     effect=effect, _impl=impl, _inplace=inplace,
                      dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
     for obj in aliases:
@@ -210,6 +216,42 @@ def attribute(*names):
     return deco
 
 
+#: id(obj) -> (obj, fn): ``fn(b, index)`` lowers ``obj[index]`` of a library object (np.r_)
+SUBSCRIPTS: dict[int, tuple[Any, Callable]] = {}
+
+
+def subscript(*objs):
+    """Decorator: ``fn(b, index)`` lowers ``obj[index]`` for each object in ``objs``."""
+    def deco(fn):
+        for obj in objs:
+            SUBSCRIPTS[id(obj)] = (obj, fn)
+        return fn
+    return deco
+
+
+def find_subscript(obj) -> Callable | None:
+    """The lowering of ``obj[...]`` registered for ``obj`` (by identity), or None."""
+    hit = SUBSCRIPTS.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else None
+
+
+#: id(obj) -> (obj, message, hint): functions refused on run-time values, and why
+REFUSALS: dict[int, tuple[Any, str, str]] = {}
+
+
+def refuse(obj, message: str, hint: str) -> None:
+    """Say why calls of ``obj`` on run-time values cannot compile (a located error);
+    on values known when compiling it still runs (if :func:`~ad_compiler.frontend.
+    statics.is_pure` lets it)."""
+    REFUSALS[id(obj)] = (obj, message, hint)
+
+
+def find_refusal(obj) -> tuple[str, str] | None:
+    """``(message, hint)`` registered with :func:`refuse` for ``obj``, or None."""
+    hit = REFUSALS.get(id(obj))
+    return hit[1:] if hit is not None and hit[0] is obj else None
+
+
 def find_lowering(obj) -> Callable | None:
     """The lowering registered for ``obj`` (by identity), or None."""
     hit = _LOWERINGS.get(id(obj))
@@ -219,6 +261,20 @@ def find_lowering(obj) -> Callable | None:
         return None
     lower = getattr(obj, "__ad_lower__", None)
     return lower if callable(lower) else None
+
+
+def has_effect(op) -> bool:
+    """Whether ``op`` must run exactly where and as often as written (``effect=True``)."""
+    prim = PRIMITIVES.get(op.prim)
+    return prim is not None and prim.effect
+
+
+def exact_type(value) -> bool:
+    """Whether ``value``'s type came from running NumPy itself (an infer rule marked
+    ``infer.exact = True``): a Python number there is what NumPy really returns."""
+    op = getattr(value, "producer", None)
+    prim = PRIMITIVES.get(op.prim) if op is not None else None
+    return prim is not None and getattr(prim.infer, "exact", False)
 
 
 def get(name: str) -> Primitive:

@@ -122,9 +122,11 @@ class CallLifter:
         return tree_map(self._numpy_result, out) if _is_numpy(callee) else out
 
     def _numpy_result(self, v):
-        """A NumPy function never returns a Python number: of Python numbers it gives a
-        NumPy scalar (np.float64), which is strongly typed (NEP 50)."""
-        if isinstance(v, Value) and v.type.weak:
+        """A NumPy function rarely returns a Python number: of Python numbers it gives a
+        NumPy scalar (np.float64), which is strongly typed (NEP 50). The exceptions
+        (np.allclose, np.count_nonzero, np.random.uniform() ...) come from primitives
+        whose type rule runs NumPy itself (``rules.exact_type``): kept as they are."""
+        if isinstance(v, Value) and v.type.weak and not rules.exact_type(v):
             return self.b.npscalar(v, dtype=v.type.dtype)
         return v
 
@@ -223,6 +225,11 @@ def unsupported_call(callee) -> UnsupportedOperationError:
     name = describe(callee)
     if not callable(callee):
         return UnsupportedOperationError(f"{type(callee).__name__} object is not callable")
+    refusal = rules.find_refusal(callee)
+    if refusal is not None:
+        return UnsupportedOperationError(refusal[0], hint=refusal[1])
+    if _is_numeric_library(callee):
+        return no_rule_yet(name, pure=is_pure(callee))
     if is_pure(callee) or is_structural(callee, ()):
         # a loop over range whose body needs its counter here is unrolled instead
         return StaticIndexNeeded(
@@ -241,3 +248,23 @@ def unsupported_call(callee) -> UnsupportedOperationError:
         "no Python source to inline",
         hint="use a NumPy function or an ad_compiler.ops primitive that has a derivative "
              "rule, or compute the value outside the function and pass it in")
+
+
+_ADDING_A_RULE = ("write it with functions that have one (docs/primitives.md lists them), "
+                  "or register a rule for it with ad_compiler.primitive (docs/extending.md)")
+
+
+def no_rule_yet(name: str, pure: bool) -> UnsupportedOperationError:
+    """A NumPy / ``math`` / ``ops`` function without a lowering, called on a run-time
+    value. A pure one may still be computable from a loop counter: the error is then a
+    :class:`StaticIndexNeeded`, so a loop over ``range`` is unrolled instead."""
+    cls = StaticIndexNeeded if pure else UnsupportedOperationError
+    return cls(f"{name} has no derivative rule yet: it cannot be applied to a value "
+               "computed from the function's arguments", hint=_ADDING_A_RULE)
+
+
+def _is_numeric_library(fn) -> bool:
+    """NumPy, SciPy, ``math`` and ``ad_compiler.ops`` functions: those a rule may cover."""
+    module = getattr(fn, "__module__", None) or ""
+    return (isinstance(fn, np.ufunc) or module.split(".")[0] in ("numpy", "scipy", "math")
+            or module.startswith("ad_compiler.ops"))

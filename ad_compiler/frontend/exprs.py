@@ -191,6 +191,9 @@ class ExprLifter:
             return unwrap(obj)[index]
         if is_array(obj):
             return self.index_value(self.array_const(obj), index)
+        lower = rules.find_subscript(obj)
+        if lower is not None and holds_value(index if isinstance(index, tuple) else (index,)):
+            return lower(self.b, index)
         if holds_value(index):
             raise StaticIndexNeeded(
                 "cannot index a Python container with an array value (a loop counter "

@@ -33,6 +33,7 @@ _PURE_NUMPY = (
     np.linspace, np.empty, np.zeros_like, np.ones_like, np.full_like, np.prod, np.dtype,
     np.shape, np.ndim, np.size, np.result_type, np.promote_types, np.broadcast_shapes,
     np.finfo, np.iinfo, np.can_cast,
+    np.unique, np.nonzero, np.flatnonzero, np.argwhere,  # of constants (ops/predicates.py)
 )
 
 _STRUCTURAL = (len, tuple, list, dict, zip, enumerate, reversed, isinstance)

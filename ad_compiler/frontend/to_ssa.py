@@ -98,6 +98,10 @@ class LiftBuilder(Builder):
         its entry is compiled again when the epoch moves."""
         self._lifter.captures.needs_epoch = True
 
+    def at_top_level(self) -> bool:
+        """Whether ops go to the function's own body (not into a loop's or branch's region)."""
+        return self.block is self._lifter.function.body
+
     def read_captured(self, state, owner) -> list:
         """The Values of the captured arrays of inlined code (see ``Lifter.adopt``)."""
         return self._lifter.adopt(state, owner)

@@ -6,13 +6,24 @@ re-exports them as ``ad_compiler.Parameter`` / ``ad_compiler.ParameterTuple``.
 from .cell import Cell
 from .layers import CellList, Dense, ReLU, SequentialCell, Sigmoid, Softmax, Tanh, get_activation
 from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss,
+                   KLDivLoss, L1Loss, LossBase, NLLLoss, SmoothL1Loss)
 from .parameter import Parameter, ParameterTuple
+from .lr_schedule import (CosineDecayLR, ExponentialDecayLR, LearningRateSchedule,
+                          PolynomialDecayLR, WarmUpLR)
+from .optim import SGD, Adagrad, Adam, AdamWeightDecay, Momentum, Optimizer, RMSProp
+from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "Parameter", "ParameterTuple",
     "Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "get_activation",
     "SequentialCell", "CellList",
     "MSELoss", "SoftmaxCrossEntropyWithLogits",
+    "LossBase", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
+    "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Adagrad", "RMSProp",
+    "LearningRateSchedule", "ExponentialDecayLR", "PolynomialDecayLR", "CosineDecayLR", "WarmUpLR",
+    "WithLossCell", "WithEvalCell", "TrainOneStepCell",
 ]
 
 from .layers import CellDict  # noqa: E402

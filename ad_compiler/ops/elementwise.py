@@ -359,8 +359,8 @@ def lower_array(b, a, dtype=None, *, copy=True, **_ignored):
     ``x.copy()`` is; of a 0-d value, a 0-d array (``x.copy()`` of a NumPy scalar is one)."""
     from ..ir.core import Value
     out = lower_asarray(b, a, dtype)
-    fresh = out is a or b.type_of(a).shape == ()
-    if fresh and isinstance(a, Value) and copy is not None and copy is not False:
+    fresh = isinstance(a, Value) and (out is a or a.type.shape == ())
+    if fresh and copy is not None and copy is not False:
         return b.copy(out)
     return out
 

@@ -771,8 +771,8 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     ``training=True`` uses the batch's statistics and, called eagerly, updates
     ``running_mean``/``running_var`` (Parameters) in place as
     ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance)
-    when they are Parameters.
-    Compiled code computes the same value and gradient but does not update them.
+    when they are Parameters; compiled gradient code does the same after the call (see
+    ``normalization.lower_batch_norm``).
     """
     out = _batch_norm_value(input_x, running_mean, running_var, weight, bias, training,
                             momentum, eps)
@@ -790,3 +790,7 @@ dropout = functional(_norm.lower_dropout, "dropout")
 
 __all__ += ["erf", "relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
             "embedding", "batch_norm", "dropout"]
+from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
+from .operations_building import __all__ as _building_all  # noqa: E402
+
+__all__ += _building_all

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..ad.rules import has_effect
 from ..ir.core import Function
 from .rewrite import rewrite
 
@@ -32,6 +33,8 @@ def cse(fn: Function) -> Function:
     seen: dict = {}   # key -> (results, the block that defines them)
 
     def rule(b, op, inputs):
+        if has_effect(op):  # two draws from a generator are two numbers
+            return None
         try:
             key = (op.prim, tuple(id(v) for v in inputs),
                    tuple((k, _key(p)) for k, p in op.params.items()))
