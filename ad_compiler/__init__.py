@@ -7,6 +7,7 @@ MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOpera
 ``ms.Tensor``, ``ms.nn.Cell`` ... at the same places.
 """
 from . import dtype, nn, ops
+from . import common  # noqa: F401  (ms.common.initializer)
 from .api.checking import check_grad
 from .api.custom_rules import custom_jvp, custom_vjp
 from .api.extension import primitive

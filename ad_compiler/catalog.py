@@ -70,6 +70,12 @@ PROBES.update({  # convolution and pooling (ops/conv.py): (N, C, H, W) images
                                                         "adaptive_avg_pool2d")},
     "ops.MaxPool": (A((1, 2, 4, 4)),), "ops.AvgPool": (A((1, 2, 4, 4)),),
 })
+PROBES.update({  # normalisations and embedding (ops/normalization.py)
+    "ops.batch_norm": (A((2, 3)), A((3,)), A((3,)), A((3,)), A((3,)), True),
+    "ops.layer_norm": (A((2, 3)), (3,)),
+    "ops.layer_norm_axes": (A((2, 3)), A((3,)), A((3,)), 1, 1, 1e-5),
+    "ops.embedding": (np.array([0, 1]), A((2, 3))),
+})
 _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},

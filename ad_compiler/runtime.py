@@ -258,6 +258,17 @@ def sinc_derivative(x, order):
     return out[()]
 
 
+def erf(x):
+    """``math.erf`` elementwise, with NumPy's result type (float32 stays float32).
+
+    >>> erf(np.array([0.0, 1.0], np.float32))
+    array([0.       , 0.8427008], dtype=float32)
+    """
+    x = np.asarray(x)
+    out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
+    return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
+
+
 def sum_to(ct, like):
     """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
     (the run-time form of un-broadcasting, for lengths that depend on data)."""
