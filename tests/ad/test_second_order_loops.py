@@ -10,16 +10,14 @@ function), and against forward over reverse (``ms.hessian``).
 """
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ad_compiler as ms
+from tests.corpus.load import corpus as corpus_module
 from ad_compiler.codegen import compile_function
 from ad_compiler.ir.builder import Builder
 from ad_compiler.ir.control import build_for
@@ -326,15 +324,6 @@ def test_a_reversed_loop_stacks_iteration_i_at_item_i():
 
 # -- the corpus -------------------------------------------------------------------------
 
-def _corpus():
-    name = "ad_compiler_tests_corpus_functions"   # shared with test_forward_control
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "corpus" / "functions.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _float64(args):
@@ -348,7 +337,7 @@ def _has_float(args) -> bool:
 
 
 # stop_gradient cuts derivatives that central differences see
-CORPUS = [c for c in _corpus().CORPUS
+CORPUS = [c for c in corpus_module().CORPUS
           if not c.xfail and c.fd_reference is None and _has_float(c.make())]
 
 
