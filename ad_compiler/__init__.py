@@ -7,6 +7,7 @@ MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOpera
 ``ms.Tensor``, ``ms.nn.Cell`` ... at the same places.
 """
 from . import dtype, nn, ops
+from . import common  # noqa: F401  (ms.common.initializer)
 from .api.checking import check_grad
 from .api.checkpoint import checkpoint
 from .api.custom_rules import custom_jvp, custom_vjp
@@ -14,6 +15,7 @@ from .api.extension import primitive
 from .api.grad import GradOperation, grad, value_and_grad
 from .api.hessian import hessian, hvp
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
+from .api.vmap import vmap
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple
@@ -27,5 +29,6 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
     "grad", "value_and_grad", "GradOperation", "adjoint_source", "adjoint_ir",
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
-    "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed", "checkpoint",
+    "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
+    "vmap", "checkpoint",
 ]

@@ -70,6 +70,12 @@ PROBES.update({  # convolution and pooling (ops/conv.py): (N, C, H, W) images
                                                         "adaptive_avg_pool2d")},
     "ops.MaxPool": (A((1, 2, 4, 4)),), "ops.AvgPool": (A((1, 2, 4, 4)),),
 })
+PROBES.update({  # normalisations and embedding (ops/normalization.py)
+    "ops.batch_norm": (A((2, 3)), A((3,)), A((3,)), A((3,)), A((3,)), True),
+    "ops.layer_norm": (A((2, 3)), (3,)),
+    "ops.layer_norm_axes": (A((2, 3)), A((3,)), A((3,)), 1, 1, 1e-5),
+    "ops.embedding": (np.array([0, 1]), A((2, 3))),
+})
 _MASK = np.array([True, False, True])
 PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
@@ -291,14 +297,16 @@ def render() -> str:
         for e in rows:
             lines.append(f"| `{e.spelling}` | {', '.join(e.prims) or '—'} | {e.mode('vjp')} "
                          f"| {e.mode('jvp')} | {e.note} |")
-    lines += ["", "## Primitives", "", "| primitive | family | reverse | forward |",
-              "|---|---|---|---|"]
+    lines += ["", "## Primitives", "",
+              "*vmap* says whether the primitive has a batching rule (`ms.vmap`).", "",
+              "| primitive | family | reverse | forward | vmap |", "|---|---|---|---|---|"]
     for name, p in sorted(rules.PRIMITIVES.items()):
         if p.family == "user":
             continue
         rev = "zero" if p.nondiff else ("yes" if p.vjp else "no")
         fwd = "zero" if p.nondiff else ("yes" if p.jvp else "no")
-        lines.append(f"| `{name}` | {p.family or 'structure'} | {rev} | {fwd} |")
+        batch = "yes" if p.batch_rule is not None else "no"
+        lines.append(f"| `{name}` | {p.family or 'structure'} | {rev} | {fwd} | {batch} |")
     return "\n".join(lines) + "\n"
 
 

@@ -258,6 +258,17 @@ def sinc_derivative(x, order):
     return out[()]
 
 
+def erf(x):
+    """``math.erf`` elementwise, with NumPy's result type (float32 stays float32).
+
+    >>> erf(np.array([0.0, 1.0], np.float32))
+    array([0.       , 0.8427008], dtype=float32)
+    """
+    x = np.asarray(x)
+    out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
+    return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
+
+
 def sum_to(ct, like):
     """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
     (the run-time form of un-broadcasting, for lengths that depend on data)."""
@@ -269,3 +280,38 @@ def sum_to(ct, like):
                                       if d == 1 and np.shape(ct)[lead + i] != 1)
     return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
         np.reshape(ct, shape)
+
+
+def list_zeros(items):
+    """The zero cotangent of a list: a zero of each item's type (Python floats stay
+    Python floats, a list of lists gives lists of zeros)."""
+    return [_zero(v) for v in items]
+
+
+def _zero(v):
+    if isinstance(v, list):
+        return list_zeros(v)
+    return 0.0 if isinstance(v, float) else np.zeros_like(v)
+
+
+def list_add_at(acc, index, value):
+    """A new list: ``acc`` with ``value`` added to its item ``index`` (a new item; the
+    others are shared with ``acc``).
+
+    >>> list_add_at([0.0, 0.0], 1, 2.5)
+    [0.0, 2.5]
+    """
+    out = list(acc)
+    out[index] = _plus(out[index], value)
+    return out
+
+
+def list_add(x, y):
+    """Two list cotangents added item by item (the lists have the same length)."""
+    if len(x) != len(y):
+        raise ValueError(f"list cotangents of lengths {len(x)} and {len(y)} cannot be added")
+    return [_plus(a, b) for a, b in zip(x, y)]
+
+
+def _plus(a, b):
+    return list_add(a, b) if isinstance(a, list) else a + b

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .activity import useful_values, varied_values
-from .reverse import STRUCTURAL_VJP, accumulate, backprop_block, merge_into
+from .reverse import (STRUCTURAL_VJP, accumulate, add_cotangents, backprop_block, merge_into,
+                      zero_cotangent)
 from ..ir import dims
 from ..ir.builder import fit
 from ..ir.clone import clone_block
@@ -27,13 +28,18 @@ from ..ir.core import AType, Block, ListType, Op, Value
 
 
 def _float(v: Value) -> bool:
-    return isinstance(v.type, AType) and v.type.dtype.kind in "fc"
+    """Whether ``v`` has a cotangent: a float array or number, or a list of them (of
+    lists of them: the tape of a list cotangent a loop carries)."""
+    t = v.type
+    while isinstance(t, ListType):
+        t = t.elem
+    return isinstance(t, AType) and t.dtype.kind in "fc"
 
 
 def _zeros(b, v: Value) -> Value:
     if v.type.weak:  # a Python number's cotangent stays a Python float
         return b.const(0.0, hint="d" + (v.hint or "v"))
-    return b.emit("zeros_like", v, hint="d" + (v.hint or "v"))
+    return zero_cotangent(b, v)
 
 
 def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
@@ -46,6 +52,8 @@ def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
                            "adjoint does not follow")
     if ct is None:
         return _zeros(b, like if like is not None else v)
+    if isinstance(v.type, ListType):
+        return ct
     if not v.type.weak:
         return fit(b, ct, v.type)
     if ct.type.weak:
@@ -55,7 +63,8 @@ def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
 
 def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) -> dict:
     """Recompute ``block`` into ``b`` (with ``vmap`` for its args), then back-propagate
-    ``seeds`` (one cotangent or None per yield). Returns the cotangent map; ``info``,
+    ``seeds`` (one cotangent or None per yield) to its args and ``targets``. Returns the
+    cotangent map (by replayed value); ``info``,
     if given, receives the replayed ops and the map from forward to replayed values."""
     start = len(b.block.ops)
     outs = clone_block(b, block, vmap)
@@ -66,7 +75,8 @@ def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) 
     for out, ct in zip(outs, seeds):
         if ct is not None:
             accumulate(b, cts, out, ct)
-    sources = [vmap[id(a)] for a in block.args] + list(targets)
+    # a target is an outer value, or a value of ``block`` (then its replayed copy)
+    sources = [vmap[id(a)] for a in block.args] + [vmap.get(id(t), t) for t in targets]
     active = varied_values(replayed, {id(v) for v in sources}) & useful_values(
         replayed, [o for o, ct in zip(outs, seeds) if ct is not None])
     active |= {id(v) for v in sources}
@@ -76,23 +86,15 @@ def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) 
 
 # -- if ---------------------------------------------------------------------------
 
-def _active_lists(op, active) -> list:
-    """The lists built by loops that ``op``'s regions read and that need a gradient:
-    back-propagating into them reaches ``list_get``'s VJP, which refuses (no cotangent
-    of a list is ever silently dropped)."""
-    return [v for v in free_values(op) if id(v) in active and isinstance(v.type, ListType)]
-
-
 def vjp_if(b, op, cts, active) -> None:
     seeds = [cts.get(id(r)) for r in op.results]
     targets = [v for v in free_values(op) if id(v) in active and _float(v)]
-    lists = _active_lists(op, active)
-    if not (targets or lists) or all(s is None for s in seeds):
+    if not targets or all(s is None for s in seeds):
         return
 
     def branch(region):
         def emit(b):
-            got = _replay(b, region, {}, seeds, targets + lists)
+            got = _replay(b, region, {}, seeds, targets)
             return [_as_ct(b, got.get(id(t)), t) for t in targets]
         return emit
     with b.at(op.loc):
@@ -105,27 +107,37 @@ def vjp_if(b, op, cts, active) -> None:
 # -- loops ------------------------------------------------------------------------
 
 def _tape(op, region, args) -> list:
-    """Extend the forward loop ``op`` to stack ``args`` (its body's per-iteration
-    inputs); returns the new list results, in the order of ``args``."""
-    region.results.extend(args)
-    lists = [Value(ListType(a.type), (a.hint or "v") + "_tape", op) for a in args]
-    op.results.extend(lists)
+    """Extend the forward loop ``op`` to stack ``args`` (values of its body); returns
+    the list results, in the order of ``args``. A value the loop stacks already (a
+    loop differentiated again) keeps its one list."""
+    k = op.params["n_carried"]
+    lists = []
+    for a in args:
+        have = [j for j in range(k, len(region.results)) if region.results[j] is a]
+        if not have:
+            region.results.append(a)
+            op.results.append(Value(ListType(a.type), (a.hint or "v") + "_tape", op))
+        lists.append(op.results[have[0] if have else -1])
     return lists
 
 
 def _count_iterations(b, op) -> tuple[Value, Value]:
-    """Give a forward ``while`` an iteration counter (its last carried value).
+    """Give a forward ``while`` an iteration counter (a carried value, its position in
+    the op's ``counter`` param), unless it has one (a loop differentiated again).
 
     Returns the counter's final value and the body's counter argument. The op being
     differentiated always lies in the block ``b`` is building (the function body, or
     the region it is being replayed into), so the counter's start goes just before it.
     """
-    k = op.params["n_carried"]
     cond, body = op.regions
+    if "counter" in op.params:
+        c = op.params["counter"]
+        return op.results[c], body.args[c]
+    k = op.params["n_carried"]
     cond.args.append(Value(INT, "n_iter"))
     arg = Value(INT, "n_iter")
     body.args.append(arg)
-    with b.inside(body):
+    with b.inside(body), b.at(op.loc):
         body.results.insert(k, b.add(arg, b.const(1), hint="n_iter"))
     start = Op("const", [], {"value": 0}, [Value(INT, "n_iter")], [], op.loc)
     start.results[0].producer = start
@@ -134,39 +146,55 @@ def _count_iterations(b, op) -> tuple[Value, Value]:
     count = Value(INT, "n_iter", op)
     op.results.insert(k, count)
     op.params["n_carried"] = k + 1
+    op.params["counter"] = k
     return count, arg
 
 
+def trip_count(op) -> Value | None:
+    """The value that counts the iterations of the loop ``op`` (the length of each list
+    it stacks), if the IR says: a ``for``'s bound, a ``while``'s counter."""
+    if op.prim == "for":
+        return op.inputs[0]
+    if op.prim == "while" and "counter" in op.params:
+        return op.results[op.params["counter"]]
+    return None
+
+
 def vjp_for(b, op, cts, active) -> None:
-    k = op.params["n_carried"]
     (region,) = op.regions
-    _loop_vjp(b, op, cts, active, n=op.inputs[0], init=op.inputs[1:1 + k], region=region,
-              body_args=region.args[1:], index=region.args[0], k=k,
-              reverse=not op.params.get("reverse", False))
+    _loop_vjp(b, op, cts, active, n=op.inputs[0], init=op.inputs[1:], region=region,
+              index=region.args[0], reverse=not op.params.get("reverse", False))
 
 
 def vjp_while(b, op, cts, active) -> None:
-    k = op.params["n_carried"]
-    cond, body = op.regions
-    init = list(op.inputs)
     count, counter = _count_iterations(b, op)
-    _loop_vjp(b, op, cts, active, n=count, init=init, region=body,
-              body_args=body.args[:k], index=counter, k=k, reverse=True, counter=True)
+    _loop_vjp(b, op, cts, active, n=count, init=list(op.inputs), region=op.regions[1],
+              index=counter, reverse=True)
 
 
-def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, reverse,
-              counter=False) -> None:
-    finals = op.results[:k]
-    user_lists = [r for r in op.results[k + counter:] if isinstance(r.type, ListType)]
-    user_yields = region.results[k + counter:k + counter + len(user_lists)]
+def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
+    """The backward sweep of the loop ``op``: a ``for`` over its iterations, last first.
+
+    It carries the cotangents of the carried values and accumulates those of the
+    values the body captures. A list ``ys`` the body reads only as ``ys[i]`` in its
+    iteration ``i`` (a tape the backward sweep of another loop reads), with as many
+    items as the loop has iterations, gets its cotangent stacked instead: item ``i``
+    is the cotangent of what iteration ``i`` read.
+    """
+    k = op.params["n_carried"]
+    body_args = [a for a in region.args if a is not index]
+    finals, user_lists = op.results[:k], op.results[k:]
     seeds = [cts.get(id(r)) for r in finals]
     list_seeds = [cts.get(id(r)) for r in user_lists]
     if all(s is None for s in seeds + list_seeds):
         return
-    captures = [v for v in free_values(op) if id(v) in active and _float(v)]
-    lists = _active_lists(op, active)
+    listed = _item_reads(op, region, index, n, active)
+    captures = [v for v in free_values(op)
+                if id(v) in active and _float(v) and id(v) not in listed]
+    reads = [r for group in listed.values() for r in group[1]]
     carried = [j for j, a in enumerate(body_args) if _float(a)]
-    tapes = _tape(op, region, list(body_args))
+    n_yields = len(region.results)
+    tapes = _tape(op, region, body_args)
     info: dict = {}
     with b.at(op.loc):
         ct_init = [_as_ct(b, seeds[j], finals[j]) for j in carried]
@@ -175,25 +203,25 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
         def body(b, i, state):
             ct_carried, acc = state[:len(carried)], state[len(carried):]
             vmap = {id(a): b.list_get(t, i, hint=a.hint) for a, t in zip(body_args, tapes)}
-            if index is not None:
-                vmap[id(index)] = i
-            yield_seeds = [None] * len(region.results)
+            vmap[id(index)] = i
+            yield_seeds = [None] * n_yields
             for pos, j in enumerate(carried):
                 yield_seeds[j] = ct_carried[pos]
-            for pos, (lst, ct) in enumerate(zip(user_lists, list_seeds)):
+            for pos, ct in enumerate(list_seeds):
                 if ct is not None:
-                    yield_seeds[k + counter + pos] = b.list_get(ct, i)
-            got = _replay(b, Block(args=list(body_args) + ([index] if index else []),
-                                   ops=region.ops, results=region.results), vmap,
-                          yield_seeds[:len(region.results) - len(tapes)], captures + lists,
-                          info)
+                    hint = "d" + (region.results[k + pos].hint or "v")
+                    yield_seeds[k + pos] = b.list_get(ct, i, hint=hint)
+            got = _replay(b, Block(args=list(region.args), ops=region.ops,
+                                   results=region.results), vmap, yield_seeds,
+                          captures + reads, info)
             # a carried value the body overwrites without reading gets zeros: made like
             # the loop's initial value (the forward loop's own argument is out of scope)
             new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])
                       for j in carried]
             new_acc = [a if got.get(id(c)) is None else _add_into(b, a, got[id(c)], c)
                        for a, c in zip(acc, captures)]
-            return new_ct + new_acc, []
+            items = [_item_ct(b, got, vmap, group) for _, group in listed.values()]
+            return new_ct + new_acc, items
         out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,
                         hints=["d" + (body_args[j].hint or "v") for j in carried]
                         + ["d" + (c.hint or "v") for c in captures])
@@ -201,15 +229,88 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, body_args, index, k, rever
         _tape_instead_of_recompute(op, region, out[0].producer.regions[0], info)
     for pos, j in enumerate(carried):
         accumulate(b, cts, init[j], out[pos])
-    for c, ct in zip(captures, out[len(carried):]):
+    state = len(carried) + len(captures)
+    for c, ct in zip(captures, out[len(carried):state]):
         accumulate(b, cts, c, ct)
+    for (lst, _), ct in zip(listed.values(), out[state:]):
+        ct.hint = "d" + (lst.hint or "list")
+        accumulate(b, cts, lst, ct)
+
+
+def _item_reads(op, region, index, n, active) -> dict:
+    """``{id(ys): (ys, [reads])}`` for the lists captured by the loop ``op`` whose every
+    use is a ``list_get(ys, i)`` at the top of its body with its own index ``i``, and
+    that have as many items as the loop has iterations."""
+    found = {}
+    for v in free_values(op):
+        if id(v) not in active or not isinstance(v.type, ListType) or not _float(v) \
+                or not _same_count(list_length(v), n):
+            continue
+        reads = [o.result for o in region.ops if o.prim == "list_get" and o.inputs[0] is v
+                 and o.inputs[1] is index]
+        if reads and len(reads) == _uses_of(op, v):
+            found[id(v)] = (v, reads)
+    return found
+
+
+def list_length(v: Value):
+    """The length of the list ``v`` when the IR says: a Value (the trip count of the loop
+    that stacked it), an int (a list of known length), or None."""
+    op = v.producer
+    if op is None:
+        return None
+    if op.prim in ("for", "while"):
+        return trip_count(op) if op.results.index(v) >= op.params["n_carried"] else None
+    if op.prim == "unstack":
+        return op.inputs[0].type.shape[op.params["axis"]]
+    if op.prim in ("list_zeros", "list_add_at", "list_add"):
+        return list_length(op.inputs[0])
+    return None
+
+
+def _same_count(length, n: Value) -> bool:
+    """Whether a list's ``length`` is the trip count ``n`` of a loop."""
+    if length is None or length is n:
+        return length is n
+    return _static_int(length) is not None and _static_int(length) == _static_int(n)
+
+
+def _static_int(v):
+    if isinstance(v, int):
+        return v
+    op = v.producer
+    if op is not None and op.prim == "const" and type(op.params["value"]) is int:
+        return op.params["value"]
+    return None
+
+
+def _uses_of(op, v: Value) -> int:
+    """How many times the regions of ``op`` use ``v`` (as an input or a yield)."""
+    count = 0
+    for region in op.regions:
+        count += sum(r is v for r in region.results)
+        for inner in region.walk():
+            count += sum(x is v for x in inner.inputs)
+            count += sum(r is v for sub in inner.regions for r in sub.results)
+    return count
+
+
+def _item_ct(b, got, vmap, reads) -> Value:
+    """The cotangent of this iteration's item of a list: the sum over its reads."""
+    total = None
+    for r in reads:
+        ct = got.get(id(vmap[id(r)]))
+        if ct is not None:
+            ct = _as_ct(b, ct, r)
+            total = ct if total is None else add_cotangents(b, total, ct)
+    return _as_ct(b, total, reads[0], vmap[id(reads[0])])
 
 
 def _add_into(b, acc, ct, v):
     """``acc + ct`` for an accumulated cotangent of ``v``; a slice's adjoint is added
     into ``acc`` itself (rules.ACCUMULATE_INTO), not into a fresh zero array."""
     merged = merge_into(b, acc, ct)
-    return merged if merged is not None else b.add(acc, _as_ct(b, ct, v))
+    return merged if merged is not None else add_cotangents(b, acc, _as_ct(b, ct, v))
 
 
 def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:

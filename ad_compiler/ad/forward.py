@@ -21,7 +21,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.builder import Builder, fit
 from ..ir.clone import clone_block
 from ..ir.control import free_values
-from ..ir.core import Block, Function, Op, Value
+from ..ir.core import Block, Function, ListType, Op, Value
 
 
 def jvp_function(fn: Function, wrt: Sequence[int], name: str | None = None) -> Function:
@@ -136,7 +136,7 @@ def _jvp_loop(b, op, vmap, tangents) -> None:
                          + outs[k:] + [_tangent_out(b, local_t[id(outs[k + s])], outs[k + s])
                                        for s in stacked])
     init_t = [tangents[id(init[j])] if id(init[j]) in tangents
-              else b.emit("zeros_like", init[j], hint=_tname(init[j])) for j in active]
+              else _tangent_out(b, None, init[j]) for j in active]
     regions = [block]
     if not counted:
         regions.insert(0, _loop_cond(b, op.regions[0], vmap, block.args))
@@ -188,5 +188,6 @@ STRUCTURAL_JVP = {"if": _jvp_if, "for": _jvp_loop, "while": _jvp_loop}
 
 def _tangent_out(b, t, out: Value) -> Value:
     if t is None:
-        return b.emit("zeros_like", out, hint="t" + (out.hint or "out"))
+        zeros = "list_zeros" if isinstance(out.type, ListType) else "zeros_like"
+        return b.emit(zeros, out, hint="t" + (out.hint or "out"))
     return fit(b, t, out.type) if t.type != out.type else t

@@ -24,7 +24,7 @@ from .activity import active_values
 from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
-from ..ir.core import Block, Function, Value
+from ..ir.core import Block, Function, ListType, Value
 
 ONES, ARG, NONE = "ones", "arg", "none"
 
@@ -95,7 +95,19 @@ def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
     merged = merge_into(b, old, ct)
     if merged is None:
         merged = merge_into(b, ct, old)
-    cts[id(v)] = merged if merged is not None else b.emit("add", old, ct, hint=_dname(v))
+    cts[id(v)] = merged if merged is not None else add_cotangents(b, old, ct, hint=_dname(v))
+
+
+def add_cotangents(b, x: Value, y: Value, hint=None) -> Value:
+    """``x + y`` for two cotangents of one value: item by item for lists (``+`` on
+    Python lists would concatenate them)."""
+    return b.emit("list_add" if isinstance(x.type, ListType) else "add", x, y, hint=hint)
+
+
+def zero_cotangent(b, v: Value, hint=None) -> Value:
+    """A zero cotangent for ``v``: ``zeros_like``, or a list of zeros for a list."""
+    return b.emit("list_zeros" if isinstance(v.type, ListType) else "zeros_like", v,
+                  hint=hint or _dname(v))
 
 
 def merge_into(b, acc: Value, contribution: Value):
@@ -122,7 +134,7 @@ def _backprop(b, op, cts, active) -> None:
         STRUCTURAL_VJP[op.prim](b, op, cts, active)
         return
     prim = rules.get(op.prim)
-    if prim.nondiff:
+    if prim.nondiff or not any(id(v) in active for v in op.inputs):
         return
     if prim.vjp is None:
         raise AdCompilerError(f"no gradient is defined for {op.prim!r}", op.loc,

@@ -20,6 +20,15 @@ A JVP, ``jvp(b, tangents, out, *inputs, **params)``, receives a tuple with one
 tangent per input (``None`` for zero) and returns the output's tangent (or
 ``None``).
 
+A batching rule, ``batch(b, axes, *inputs, **params) -> (out, out_axis)``,
+drives ``vmap`` (ad/batching.py): ``axes`` holds each input's batch axis (the
+axis along which it carries the examples, ``None`` for a value shared by the
+batch; at least one is not ``None``) and the rule emits the op on the whole
+batch, returning the result and its batch axis. ``b.batch_size`` is the number
+of examples. A family may give its primitives a default rule with
+:func:`family_batch` (elementwise ops broadcast); ops/_batch.py has the shared
+rules (axis parameters shifted, stacks of matrices, index reads ...).
+
 ``examples`` feed the registry-driven gradient test (tests/ops): each is
 ``ex(*inputs, **params)`` where an input is a shape (a float64 array sampled
 from the primitive's ``domain``), the type ``float`` (a Python float), or a
@@ -60,6 +69,7 @@ class Primitive:
     effect: bool = False           # reads and advances state outside the function
     #                                (np.random): never folded, merged, hoisted or dropped
     family: str = ""
+    batch: Callable | None = None  # batching rule for vmap (see the module docstring)
     globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
     _impl: Callable | None = None
@@ -88,6 +98,14 @@ class Primitive:
         if self._inplace is None:
             self._inplace = derive_inplace(self.emit) if isinstance(self.emit, str) else {}
         return self._inplace
+
+    @property
+    def batch_rule(self) -> Callable | None:
+        """The batching rule: the primitive's own, else its family's default, else None."""
+        if self.batch is not None:
+            return self.batch
+        default = FAMILY_BATCH.get(self.family)
+        return default(self.name) if default is not None else None
 
     def aliases(self, op) -> bool:
         """Whether ``op``'s result may share memory with its input 0 (see ``view``)."""
@@ -125,12 +143,20 @@ ACCUMULATE_INTO: dict[str, Callable] = {}
 _LOWERINGS: dict[int, tuple[Any, Callable]] = {}
 METHODS: dict[str, Callable] = {}
 ATTRIBUTES: dict[str, Callable] = {}
+#: family -> ``make(name) -> batching rule`` for the primitives declared without ``batch=``
+FAMILY_BATCH: dict[str, Callable] = {}
+
+
+def family_batch(family: str, make: Callable) -> None:
+    """Give the primitives of ``family`` declared without ``batch=`` the batching rule
+    ``make(name)``."""
+    FAMILY_BATCH[family] = make
 
 
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
               array_inputs=False, view=False, inplace=None, globals=None,
-              dynamic=None, effect=False) -> Primitive:
+              dynamic=None, effect=False, batch=None) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -145,6 +171,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     ``view=True`` says the result may share memory with its first input
     (reshape, transpose ...): such results are never written in place, and are
     copied before they are returned to a user.
+
+    ``batch`` (optional): the batching rule for ``vmap`` (see the module docstring).
 
     ``globals`` (optional): names the template uses besides ``np``, ``math`` and
     ``rt``, with their objects (a user's function registered with
@@ -170,7 +198,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
                      array_inputs=array_inputs, view=view, globals=dict(globals or {}),
-                     effect=effect, _impl=impl, _inplace=inplace,
+                     effect=effect, batch=batch, _impl=impl, _inplace=inplace,
                      dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
     for obj in aliases:

@@ -139,23 +139,37 @@ def _bound(fn, full, positions):
         for p, x in zip(positions, xs):
             args[p] = x
         return fn(*args)
+    of_floats.bound = (fn, fixed, positions)
     return of_floats
 
 
 def _gradient_function(fn, cotangent, n: int):
     """``xs -> gradient of <cotangent, fn(xs)>`` w.r.t. every ``xs``, compiled."""
     from .grad import grad
-    several = isinstance(cotangent, tuple)
+    leaves = _paths(cotangent)
+    # a function of ad_compiler is not inlined: call the user's function itself
+    user, fixed, positions = getattr(fn, "bound", (fn, [], ()))
 
     def objective(*xs):
-        out = fn(*xs)
-        if several:
-            total = 0.0
-            for o, c in zip(out, cotangent):
-                total = total + np.sum(o * c)
-            return total
-        return np.sum(out * cotangent)
+        args = list(fixed) if positions else list(xs)
+        for p, x in zip(positions, xs):
+            args[p] = x
+        out = user(*args)
+        total = 0.0
+        for path, c in leaves:
+            o = out
+            for k in path:
+                o = o[k]
+            total = total + np.sum(o * c)
+        return total
     return grad(objective, grad_position=tuple(range(n)))
+
+
+def _paths(tree, path=()) -> list:
+    """``[(path, leaf)]`` of a tuple tree (the index of each leaf, level by level)."""
+    if isinstance(tree, tuple):
+        return [item for k, t in enumerate(tree) for item in _paths(t, path + (k,))]
+    return [(path, tree)]
 
 
 def _central(scalar, xs, k, eps) -> np.ndarray:

@@ -39,6 +39,9 @@ class Entry:
     captured: object = None      # the captured state read (frontend/captured.py)
     reader: object = None        # read(owner): the captured arrays now, or None (api/state.py)
     serial: int = -1             # when its lift began (api/state.py next_serial)
+    effects: list = field(default_factory=list)  # Parameters the call writes: the last
+    #                              len(effects) value outputs are their new values
+    randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
     _compiled: object = field(default=None, repr=False)
 
     def read_state(self, owner):
@@ -179,7 +182,7 @@ def _describe(v, lifted) -> str:
 
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
-    lifted = lift(fn, tuple(spec_of(a) for a in args))
+    lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True)
     check_real(lifted, fn)
     check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
@@ -189,14 +192,16 @@ def build_entry(fn, config, weights, args) -> Entry:
     wrt = [i for p in positions for i in range(*slots[p])]
     wrt += [lifted.n_inputs + j for j in weight_index if j is not None]
     f = lifted.function
-    seeds = _seeds(config, lifted.out_tree, len(f.outputs))
-    with_outputs = config.with_value or config.has_aux
+    n_written = len(lifted.effects)
+    seeds = _seeds(config, lifted.out_tree, len(f.outputs) - n_written) + [NONE] * n_written
+    with_outputs = config.with_value or config.has_aux or n_written > 0
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
                  len(f.outputs) if with_outputs else 0, lifted.captured,
-                 make_reader(lifted.captured))
+                 make_reader(lifted.captured), effects=lifted.effects,
+                 randoms=lifted.randoms)
 
 
 def _index_of(w, params):

@@ -39,7 +39,7 @@ USER_FUNCTIONS: dict[str, Callable] = {}
 
 def primitive(fn: Callable | None = None, *, vjp: Callable | None = None,
               jvp: Callable | None = None, infer: Callable | None = None,
-              name: str | None = None, nondiff: bool = False):
+              name: str | None = None, nondiff: bool = False, batch: Callable | None = None):
     """Register ``fn`` as a primitive of the compiler; returns ``fn`` unchanged.
 
     Args:
@@ -57,9 +57,13 @@ def primitive(fn: Callable | None = None, *, vjp: Callable | None = None,
             type is taken.
         name: the name generated code calls it by (default ``fn.__name__``).
         nondiff: the result carries no derivative (like ``np.floor``).
+        batch: ``batch(b, axes, *inputs, **params) -> (out, out_axis)``, the batching
+            rule ``ms.vmap`` uses (``axes``: each input's batch axis or ``None``).
+            Without it, ``vmap`` stops with a located error at the call.
     """
     if fn is None:
-        return lambda f: primitive(f, vjp=vjp, jvp=jvp, infer=infer, name=name, nondiff=nondiff)
+        return lambda f: primitive(f, vjp=vjp, jvp=jvp, infer=infer, name=name, nondiff=nondiff,
+                                   batch=batch)
     if not callable(fn):
         raise TypeError(f"primitive() needs a function, not {type(fn).__name__}")
     name = _checked_name(fn, name if name is not None else getattr(fn, "__name__", ""))
@@ -68,7 +72,8 @@ def primitive(fn: Callable | None = None, *, vjp: Callable | None = None,
                         "or nondiff=True for a function without a derivative")
     USER_FUNCTIONS[name] = fn
     rules.primitive(name, emit=_emit(name), impl=fn, infer=infer or _sampled_type(fn),
-                    vjp=vjp, jvp=jvp, nondiff=nondiff, family="user", globals={name: fn})
+                    vjp=vjp, jvp=jvp, nondiff=nondiff, family="user", globals={name: fn},
+                    batch=batch)
     rules.register_lowering(fn, _lowering(name))
     return fn
 

@@ -66,7 +66,7 @@ def fast_call(config, entry, args):
     the tuple itself. Any other case goes through :func:`packing.pack`.
     """
     if (config.sens or config.has_aux or config.with_value or config.return_ids
-            or config.by_list or entry.params or ndarray_signature(args) is None
+            or config.by_list or entry.params or entry.randoms or ndarray_signature(args) is None
             or any(type(a) is np.ndarray and a.ndim == 0 for a in args)
             or any(type(a) in _STATIC_TYPES for a in _selected(entry, args))
             or not all(v.type.weak for v, a in zip(_input_grads(entry), _selected(entry, args))

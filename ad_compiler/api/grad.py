@@ -159,6 +159,7 @@ class GradFunction:
         leaves, kinds, _ = flatten(args)
         extra = [p.asnumpy() for p in entry.params]
         extra += state
+        extra += [draw() for _, draw in entry.randoms]
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
@@ -178,6 +179,7 @@ class GradFunction:
         leaves = [b.const(v) for v in leaves]  # a constant input (1.0, a global array) is an op
         params = [b.read_parameter(p) for p in entry.params]
         captured = b.read_captured(entry.captured, self._owner) if entry.captured else []
+        captured += [b.random_input(t, draw, "a random mask") for t, draw in entry.randoms]
         sens_vals = packing.sens_values(b, sens, entry) if sens is not None else []
         outs = inline(b, entry.ir, leaves + params + captured + sens_vals)
         return packing.pack_values(self, entry, outs, args, b)

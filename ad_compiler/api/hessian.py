@@ -2,8 +2,8 @@
 
 Both differentiate the compiled gradient again. Forward over reverse is the
 default (one forward sweep through the gradient per direction); where forward
-mode does not go through the function yet (a data-dependent loop), reverse over
-reverse computes the same numbers. ``hvp`` never forms the Hessian: it is one
+mode does not go through the function (a call with its own reverse-mode rule
+only), reverse over reverse computes the same numbers. ``hvp`` never forms the Hessian: it is one
 directional derivative of the gradient.
 
 >>> import numpy as np

@@ -129,7 +129,9 @@ def _value(tree, outs, as_tensor, tangent=False):
 
 
 def pack(gf, entry, outs, args, kinds):
-    """Results of a runtime call, in MindSpore's structure and the inputs' types."""
+    """Results of a runtime call, in MindSpore's structure and the inputs' types; the
+    Parameters the call writes are set first."""
+    write_parameters(entry, outs)
     it = iter(outs[entry.n_value_outs:])
     inputs = []
     for p in entry.positions:
@@ -141,6 +143,15 @@ def pack(gf, entry, outs, args, kinds):
     if _wants_value(gf.config):
         value = _value(entry.out_tree, outs, TENSOR in kinds or hasattr(gf.fn, "construct"))
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def write_parameters(entry, outs) -> None:
+    """Set each Parameter the compiled code wrote (``entry.effects``) to its new value."""
+    if not entry.effects:
+        return
+    new_values = outs[entry.n_value_outs - len(entry.effects):entry.n_value_outs]
+    for param, value in zip(entry.effects, new_values):
+        param.set_data(np.asarray(value).astype(unwrap(param).dtype, copy=False))
 
 
 def _wants_value(config) -> bool:

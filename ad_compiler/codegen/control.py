@@ -7,6 +7,8 @@
         <else ops>                    ys_list.append(y)              break
         r = b                         h = h_next                 s_1 = s
                                   h_final = h                    <body ops>
+                                  (ys_list.reverse() after a
+                                  reverse loop)
                                                                  ys_list.append(y)
                                                                  s = s_next
                                                              s_final = s
@@ -78,7 +80,16 @@ def emit_for(op, ctx) -> list:
     loop.body = _or_pass(ctx.block(region) + _appends(ctx, op, region, k)
                          + rebind(ctx, args, region.results[:k]))
     return (rebind(ctx, args, op.inputs[1:]) + _stack_lists(ctx, op, k) + [loop]
-            + rebind(ctx, op.results[:k], args))
+            + rebind(ctx, op.results[:k], args)
+            + (_reverse_lists(ctx, op, k) if op.params.get("reverse") else []))
+
+
+def _reverse_lists(ctx, op, n_carried) -> list:
+    """``ys.reverse()`` after a reversed loop: item ``i`` of a list is iteration ``i``'s."""
+    tape = ctx.tapes.get(id(op))
+    names = [ctx.tape_name(tape)] if tape is not None else \
+        [ctx.name(r) for r in op.results[n_carried:]]
+    return [ast.parse(f"{name}.reverse()").body[0] for name in names]
 
 
 def emit_while(op, ctx) -> list:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from ..ad import rules
 from ..ir import dims
 from ..ir.control import free_values
-from ..ir.core import Block, Function
+from ..ir.core import AType, Block, Function
 
 _END = float("inf")
 
@@ -54,7 +54,8 @@ def _plan_block(block: Block, owned_args: set, reuse: dict) -> None:
         if op.prim == "for":
             def dead_but_for_loop(j, v, op=op, i=i):
                 return _extend(base, edges, skip=(id(op), j))[root[id(v)]] == i
-            _plan_block(op.regions[0], _owned_carried(op, all_owned, dead_but_for_loop), reuse)
+            _plan_block(op.regions[0], _owned_carried(op, all_owned, dead_but_for_loop, root),
+                        reuse)
         if op.regions or len(op.results) != 1:
             continue
         forms = rules.get(op.prim).inplace if op.prim in rules.PRIMITIVES else {}
@@ -83,22 +84,25 @@ def _reads_a_view(op, k: int, root) -> bool:
                for j, w in enumerate(op.inputs) if j != k)
 
 
-def _owned_carried(op, owned: set, dead_but_for_loop) -> set:
+def _owned_carried(op, owned: set, dead_but_for_loop, root: dict) -> set:
     """The carried arguments of the ``for`` op that its body may overwrite: the initial
     buffer is ours and dies at the loop (``dead_but_for_loop(j, init)``: but for the
     loop's own result, which takes the buffer over), the body does not
-    also capture it, and every iteration yields a fresh buffer for it that goes
-    nowhere else (not stacked into a list, not yielded twice)."""
+    also capture it or a view of it (``root``: the outer block's alias groups; a view
+    read while the body writes the buffer would see the writes), and every iteration
+    yields a fresh buffer for it that goes nowhere else (not stacked into a list, not
+    yielded twice)."""
     k = op.params["n_carried"]
     region = op.regions[0]
     args, init, yields = region.args[1:1 + k], op.inputs[1:1 + k], region.results
     body_owned, body_shared = _owned_buffers(region)
-    captured = {id(v) for v in free_values(op)}
+    captured = {root.get(id(v), id(v)) for v in free_values(op)}
     result = set()
     for j in range(k):
         v, nxt = init[j], yields[j]
         fresh = nxt is args[j] or (id(nxt) in body_owned - body_shared)
-        if (id(v) in owned and id(v) not in captured and sum(x is v for x in op.inputs) == 1
+        if (id(v) in owned and root.get(id(v), id(v)) not in captured
+                and sum(x is v for x in op.inputs) == 1
                 and fresh and sum(y is nxt for y in yields) == 1 and dead_but_for_loop(j, v)):
             result.add(id(args[j]))
     return result
@@ -223,6 +227,6 @@ def _owned_buffers(block: Block) -> tuple[set, set]:
         if prim is None or prim.aliases(op) or op.prim == "const" or op.regions:
             continue
         for r in op.results:
-            if not r.type.weak and r.type.ndim >= 1:
+            if isinstance(r.type, AType) and not r.type.weak and r.type.ndim >= 1:
                 owned.add(id(r))
     return owned, shared

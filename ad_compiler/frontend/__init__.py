@@ -40,7 +40,7 @@ from __future__ import annotations
 from .custom import call_with_rule, has_bprop, rule_of
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..ad import rules
@@ -67,23 +67,35 @@ class Lifted:
     n_inputs: int
     captured: CapturedState
     loc: Any = None
+    effects: list = field(default_factory=list)  # Parameters written, outputs after out_tree's
+    randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
 
 
-def lift(fn, arg_specs) -> Lifted:
-    """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument)."""
+def lift(fn, arg_specs, effects: bool = False) -> Lifted:
+    """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument).
+
+    With ``effects``, the new values of the Parameters the code writes (BatchNorm's
+    moving statistics) follow the outputs, one per Parameter of ``Lifted.effects``,
+    and the random arrays it uses (dropout masks) are inputs after the captured
+    arrays, each made by its ``Lifted.randoms`` function; without, such writes
+    are left out and random arrays are refused."""
     arg_specs = tuple(arg_specs)
     lifter = Lifter(_function_name(fn), current_epoch())
+    lifter.effects_allowed = effects
     result = tree_map(lambda v: _items_of(lifter.b, v), _lift_callable(lifter, fn, arg_specs))
     _check_result(result, lifter.function.loc)
     outputs: list = []
     out_tree = build_out_tree(result, outputs)
     lifter.function.body.results.extend(outputs)
+    written = list(lifter.effects.values()) if effects else []
+    lifter.function.body.results.extend(v for _, v in written)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
     args = lifter.function.body.args
     args[n_inputs:] = ([lifter.parameter_value(p) for p in lifter.params]
-                       + lifter.captured_arg_values())
+                       + lifter.captured_arg_values() + [v for v, _ in lifter.randoms])
     return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
-                  lifter.captures.freeze(), lifter.return_loc or lifter.function.loc)
+                  lifter.captures.freeze(), lifter.return_loc or lifter.function.loc,
+                  [p for p, _ in written], [(v.type, draw) for v, draw in lifter.randoms])
 
 
 def owner_of(fn):

@@ -64,6 +64,35 @@ class LiftBuilder(Builder):
         """The Parameter whose Value ``value`` is in the function being lifted, or None."""
         return self._lifter.parameter_of(value)
 
+    def random_input(self, type, draw, what: str) -> Value:
+        """An input of the compiled code that the gradient function fills with ``draw()``
+        before each call (only ``grad``/``value_and_grad``/``GradOperation`` do)."""
+        if not self._lifter.effects_allowed:
+            return super().random_input(type, draw, what)
+        if self._lifter.depth:
+            raise UnsupportedOperationError(
+                f"{what} inside a loop or a data-dependent branch is not supported in "
+                "compiled code", hint="call it at the top level of construct")
+        v = Value(type, "mask")
+        self._lifter.randoms.append((v, draw))
+        return v
+
+    def write_parameter(self, target, value) -> None:
+        """Record that the call sets the Parameter read as ``target`` to ``value``: a
+        side effect, not differentiated, performed after the compiled code returns."""
+        param = self.parameter_of(target)
+        if param is None:
+            raise UnsupportedOperationError(
+                "only a Parameter (an attribute of a Cell) can be updated in compiled code",
+                hint="pass the Cell's Parameter itself, e.g. self.moving_mean")
+        if self._lifter.depth:
+            raise UnsupportedOperationError(
+                f"Parameter '{param.name}' is updated inside a loop or a data-dependent "
+                "branch, which compiled code does not support",
+                hint="update it at the top level of construct (outside loops and `if`s on data)")
+        new = self.emit("stop_gradient", value, hint="updated")
+        self._lifter.effects[id(param)] = (param, new)
+
     def depends_on_epoch(self) -> None:
         """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
         its entry is compiled again when the epoch moves."""
@@ -104,6 +133,9 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         self.frame_keys: dict = {}
         self.recursive_calls = 0        # calls unrolled into a function already being lifted
         self.params: list = []
+        self.effects: dict = {}         # id(Parameter) -> (Parameter, its new Value)
+        self.effects_allowed = False    # whether writes and random inputs are compiled
+        self.randoms: list = []         # (input Value, draw) drawn before each call
         self._param_values: dict[int, Value] = {}
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
         self._captured_values: dict[int, Value] = {}

@@ -86,6 +86,19 @@ class Builder:
         """The Parameter ``value`` reads (the frontend's builder knows), or None."""
         return None
 
+    def random_input(self, type, draw, what: str):
+        """A value ``draw()`` makes anew at each call (a dropout mask), of AType ``type``:
+        eagerly the array itself; the frontend's builder makes it an input of the
+        compiled code that the gradient function draws before each call."""
+        from ..errors import UnsupportedOperationError
+        raise UnsupportedOperationError(f"{what} draws random numbers at each call, which "
+                                        "this transform does not do")
+
+    def write_parameter(self, target, value) -> None:
+        """Make the compiled code set the Parameter whose Value is ``target`` to ``value``
+        after the call (the frontend's builder records it; see frontend/to_ssa.py)."""
+        raise TypeError("a Parameter can only be written by code being compiled")
+
     @contextmanager
     def at(self, loc: SourceLoc | None):
         """Emit ops inside the ``with`` block with ``loc`` as their location."""
@@ -129,6 +142,9 @@ class EagerBuilder(Builder):
 
     def __init__(self):
         super().__init__(Block())
+
+    def random_input(self, type, draw, what: str):
+        return draw()
 
     def emit(self, prim: str, *inputs, hint: str | None = None, **params):
         p = rules.get(prim)

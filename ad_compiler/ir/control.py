@@ -16,7 +16,11 @@ yielding values to their op::
 A loop body yields its ``n_carried`` next carried values, then any number of
 *stacked* values: each is collected per iteration into a list, returned after
 the final carried values as a ``list<T>`` result (the values a loop appends to a
-list; the values the adjoint of a loop saves for its backward sweep).
+list; the values the adjoint of a loop saves for its backward sweep). Item ``i``
+of the list is the value of iteration ``i`` (of the ``i``-th iteration run, for a
+``while``), also when a ``for`` runs ``reverse``: its lists are reversed after
+the loop. A ``while`` differentiated once counts its iterations in a carried
+value, whose position the param ``counter`` gives.
 
 Build them with :func:`build_if`, :func:`build_for`, :func:`build_while`, which
 take Python callbacks that emit the region bodies through the same builder.
@@ -166,7 +170,7 @@ def _eval_for(op, env, run_block):
     order = range(n - 1, -1, -1) if op.params.get("reverse") else range(n)
     for i in order:
         carried = _run_body(op.regions[0], env, run_block, [i] + carried, n_carried, lists)
-    return carried + lists
+    return carried + [lst[::-1] if op.params.get("reverse") else lst for lst in lists]
 
 
 def _eval_while(op, env, run_block):

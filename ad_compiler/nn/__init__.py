@@ -29,3 +29,11 @@ __all__ = [
     "LearningRateSchedule", "ExponentialDecayLR", "PolynomialDecayLR", "CosineDecayLR", "WarmUpLR",
     "WithLossCell", "WithEvalCell", "TrainOneStepCell",
 ]
+
+from .layers import CellDict  # noqa: E402
+from .activation import ELU, GELU, Identity, LeakyReLU, LogSoftmax, ReLU6, SiLU  # noqa: E402
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm  # noqa: E402
+from .basic import Dropout, Embedding  # noqa: E402
+
+__all__ += ["CellDict", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "LogSoftmax", "Identity",
+            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding", "Dropout"]

@@ -33,12 +33,12 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import dtype as _mstype
-from ..tensor import unwrap
+from ..common.initializer import initial_array
 from .cell import Cell, bump_epoch
 from .parameter import Parameter
 
 __all__ = ["Dense", "ReLU", "Sigmoid", "Tanh", "Softmax", "SequentialCell", "CellList",
-           "get_activation"]
+           "get_activation", "CellDict"]
 
 
 # ------------------------------------------------------------------ activations
@@ -81,47 +81,27 @@ class Softmax(Cell):
 _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "softmax": Softmax}
 
 
+def _more_activations() -> None:
+    from . import activation as a
+    _ACTIVATIONS.update({"relu6": a.ReLU6, "leakyrelu": a.LeakyReLU, "elu": a.ELU,
+                         "gelu": a.GELU, "silu": a.SiLU, "logsoftmax": a.LogSoftmax})
+
+
 def get_activation(name: str) -> Cell:
     """A new activation Cell by name (``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softmax'``)."""
     key = name.lower()
+    if key not in _ACTIVATIONS:
+        _more_activations()
     if key not in _ACTIVATIONS:
         raise KeyError(f"unknown activation {name!r}; expected one of {sorted(_ACTIVATIONS)}")
     return _ACTIVATIONS[key]()
 
 
 # ------------------------------------------------------------------ initial values
-def _initial_value(init, shape: tuple, np_dtype, fan_in: int, fan_out: int) -> np.ndarray:
-    """An array of ``shape`` from an initializer name, a number, an array or a Tensor."""
-    if isinstance(init, str):
-        arr = _named_init(init.lower(), shape, fan_in, fan_out)
-    elif isinstance(init, (int, float)) and not isinstance(init, bool):
-        arr = np.full(shape, init)
-    else:
-        arr = np.asarray(unwrap(init))
-        if arr.shape != tuple(shape):
-            raise ValueError(f"initial value has shape {arr.shape}, expected {tuple(shape)}")
-    return arr.astype(np_dtype)
-
-
-def _named_init(name: str, shape: tuple, fan_in: int, fan_out: int) -> np.ndarray:
-    if name == "zeros":
-        return np.zeros(shape)
-    if name == "ones":
-        return np.ones(shape)
-    if name == "normal":
-        return np.random.normal(0.0, 0.01, shape)       # MindSpore's Normal(sigma=0.01)
-    if name == "uniform":
-        return np.random.uniform(-0.07, 0.07, shape)    # MindSpore's Uniform(scale=0.07)
-    if name in ("he_uniform", "heuniform"):
-        bound = math.sqrt(6.0 / fan_in)
-        return np.random.uniform(-bound, bound, shape)
-    if name in ("he_normal", "henormal"):
-        return np.random.normal(0.0, math.sqrt(2.0 / fan_in), shape)
-    if name in ("xavier_uniform", "xavieruniform"):
-        bound = math.sqrt(6.0 / (fan_in + fan_out))
-        return np.random.uniform(-bound, bound, shape)
-    raise ValueError(f"unknown initializer {name!r}; use zeros, ones, normal, uniform, "
-                     f"he_uniform, he_normal, xavier_uniform, a number, an array or a Tensor")
+def _initial_value(init, shape: tuple, np_dtype, fan_in: int = 0, fan_out: int = 0) -> np.ndarray:
+    """An array of ``shape`` from an Initializer, a name, a number, an array or a Tensor
+    (fans come from the shape, see ``common.initializer``)."""
+    return initial_array(init, shape, np_dtype)
 
 
 # ------------------------------------------------------------------ Dense
@@ -293,6 +273,76 @@ class CellList(Cell):
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList is a container; call its cells from a construct")
+
+
+class CellDict(Cell):
+    """Cells by name, registered as children under their keys; it has no construct.
+
+    >>> cd = CellDict({"act": ReLU()})
+    >>> cd["out"] = Tanh()
+    >>> list(cd.keys()), "act" in cd
+    (['act', 'out'], True)
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        if len(args) > 1:
+            raise TypeError(f"CellDict takes at most one positional argument, got {len(args)}")
+        if args:
+            self.update(args[0])
+
+    def __getitem__(self, key: str) -> Cell:
+        return self._cells[key]
+
+    def __setitem__(self, key: str, cell: Cell) -> None:
+        _check_cell(cell, type(self).__name__)
+        if not isinstance(key, str):
+            raise TypeError(f"CellDict keys are str, got {type(key).__name__}")
+        if self._auto_prefix:
+            cell.update_parameters_name(key + ".")
+        self.insert_child_to_cell(key, cell)
+
+    def __delitem__(self, key: str) -> None:
+        bump_epoch()
+        del self._cells[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._cells
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells)
+
+    def keys(self):
+        return self._cells.keys()
+
+    def values(self):
+        return self._cells.values()
+
+    def items(self):
+        return self._cells.items()
+
+    def clear(self) -> None:
+        bump_epoch()
+        self._cells.clear()
+
+    def pop(self, key: str) -> Cell:
+        cell = self[key]
+        del self[key]
+        return cell
+
+    def update(self, cells) -> None:
+        """Add ``(key, cell)`` pairs from a mapping or an iterable of pairs."""
+        pairs = cells.items() if hasattr(cells, "items") else cells
+        for pair in pairs:
+            if len(pair) != 2:
+                raise ValueError(f"CellDict.update expects (key, cell) pairs, got {pair!r}")
+            self[pair[0]] = pair[1]
+
+    def construct(self, *inputs):
+        raise NotImplementedError("CellDict is a container; call its cells from a construct")
 
 
 def _named_children(args: tuple):

@@ -21,11 +21,12 @@ from .operations import *  # noqa: F401,F403
 from .operations import __all__ as _operations_all
 from ..api.grad import GradOperation, grad, value_and_grad
 from ..api.transforms import jacfwd, jacrev, jvp, vjp
+from ..api.vmap import vmap
 from . import creation as _creation
 from .creation import *  # noqa: F401,F403
 
 __all__ = list(_operations_all) + ["GradOperation", "grad", "value_and_grad",
-                                   "vjp", "jvp", "jacfwd", "jacrev"]
+                                   "vjp", "jvp", "jacfwd", "jacrev", "vmap"]
 __all__ += list(_creation.__all__)
 
 # ``ms.ops`` exposes only public operation names: the modules of this package

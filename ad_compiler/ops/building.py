@@ -21,6 +21,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, primitive, subscript
 from ..errors import UnsupportedOperationError
 from ..ir.core import Value
+from ._batch import broadcasting
 from ._infer import normalize_axis, run_infer, sample
 from .elementwise import tangent_sum
 from .indexing import _known as known_value, lower_setitem
@@ -127,6 +128,7 @@ primitive(
     vjp=lambda b, ct, out, x, y: (b.fit(_cross(b, y, ct), x), b.fit(_cross(b, ct, x), y)),
     jvp=_cross_jvp,
     examples=[ex((3,), (3,)), ex((2, 3), (3,)), ex((4, 1, 3), (2, 3))],
+    batch=broadcasting("cross"),
 )
 
 

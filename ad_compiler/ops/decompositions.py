@@ -67,6 +67,7 @@ from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
+from ._batch import batch_solve, leading
 from ._infer import as_float, promote
 from .linalg import swap_last
 
@@ -173,6 +174,7 @@ primitive(
     vjp=lambda b, ct, out, x: (b.neg(_mm(b, _T(b, out), ct, _T(b, out))),),
     jvp=lambda b, t, out, x: b.neg(_mm(b, out, t[0], out)),
     examples=[ex((3, 3)), ex((2, 2, 2))], domain="wellcond", aliases=(np.linalg.inv,),
+    batch=leading("inv"),
 )
 
 
@@ -185,14 +187,16 @@ primitive(
     vjp=lambda b, ct, out, x: (b.mul(_scalar(b, b.mul(ct, out)), _T(b, b.inv(x))),),
     jvp=lambda b, t, out, x: b.mul(out, _trace_product(b, _T(b, b.inv(x)), t[0])),
     examples=[ex((3, 3)), ex((2, 2, 2))], domain="wellcond", aliases=(np.linalg.det,),
+    batch=leading("det"),
 )
 primitive("slogdet_sign", emit="np.linalg.slogdet({0})[0]", infer=_det_infer, family=F,
-          nondiff=True, examples=[ex((3, 3))], domain="wellcond")
+          nondiff=True, examples=[ex((3, 3))], domain="wellcond", batch=leading("slogdet_sign"))
 primitive(
     "slogdet", emit="np.linalg.slogdet({0})[1]", infer=_det_infer, family=F,
     vjp=lambda b, ct, out, x: (b.mul(_scalar(b, ct), _T(b, b.inv(x))),),
     jvp=lambda b, t, out, x: _trace_product(b, _T(b, b.inv(x)), t[0]),
     examples=[ex((3, 3)), ex((2, 2, 2))], domain="wellcond",
+    batch=leading("slogdet"),
 )
 
 
@@ -248,6 +252,7 @@ primitive(
     vjp=_solve_vjp, jvp=_solve_jvp, domain="wellcond", aliases=(np.linalg.solve,),
     examples=[ex((3, 3), (3,)), ex((3, 3), (3, 2)), ex((2, 3, 3), (3,)),
               ex((2, 3, 3), (3, 2)), ex((3, 3), (2, 3, 1))],
+    batch=batch_solve,
 )
 
 
@@ -284,6 +289,7 @@ primitive(
     "cholesky", emit="np.linalg.cholesky({0}, upper={upper})", infer=_cholesky_infer,
     vjp=_cholesky_vjp, jvp=_cholesky_jvp, family=F, domain="spd",
     examples=[ex((3, 3), upper=False), ex((2, 3, 3), upper=False), ex((3, 3), upper=True)],
+    batch=leading("cholesky"),
 )
 
 
@@ -320,6 +326,7 @@ primitive(
     vjp=_gap_vjp, jvp=_gap_jvp, domain="spd",
     examples=[ex((3, 3), (3,), sign=0), ex((3, 3), (3,), sign=-1),
               ex((3, 3), (3,), sign=1)],
+    batch=leading("gap_divide"),
 )
 
 
@@ -371,6 +378,7 @@ primitive(
     examples=[ex((3, 3), UPLO="L", part=0), ex((3, 3), UPLO="L", part=1),
               ex((2, 3, 3), UPLO="L", part=1), ex((3, 3), UPLO="U", part=1),
               ex((2, 3, 3), UPLO="U", part=0)],
+    batch=leading("eigh"),
 )
 primitive(
     "eigvalsh", emit="np.linalg.eigvalsh({0}, UPLO={UPLO})",
@@ -378,6 +386,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, UPLO="L": (_values_vjp(b, ct, x, UPLO),),
     jvp=lambda b, t, out, x, *, UPLO="L": _values_jvp(b, t[0], x, UPLO),
     domain="spd", examples=[ex((3, 3), UPLO="L"), ex((2, 3, 3), UPLO="U")],
+    batch=leading("eigvalsh"),
 )
 
 
@@ -402,6 +411,7 @@ primitive(
     vjp=lambda b, ct, out, s: (b.neg(b.mul(ct, b.mul(out, out))),),
     jvp=lambda b, t, out, s: b.neg(b.mul(t[0], b.mul(out, out))),
     domain="positive", examples=[ex((3,)), ex((2, 3))],
+    batch=leading("recip_nonzero"),
 )
 
 
@@ -470,6 +480,7 @@ primitive(
     examples=[ex((3, 3), part=1), ex((3, 3), part=0), ex((3, 3), part=2), ex((4, 2), part=0),
               ex((4, 2), part=2), ex((2, 4), part=0), ex((2, 4), part=2),
               ex((2, 3, 2), part=1), ex((2, 2, 3), part=0)],
+    batch=leading("svd"),
 )
 primitive(
     "svdvals", emit="np.linalg.svd({0}, compute_uv=False)", infer=lambda t: _svd_infer(t),
@@ -477,6 +488,7 @@ primitive(
     vjp=lambda b, ct, out, x: (_values_of_svd_vjp(b, ct, x),),
     jvp=lambda b, t, out, x: _svd_jvp(b, t, out, x, part=1),
     examples=[ex((3, 3)), ex((4, 2)), ex((2, 2, 3))], aliases=(np.linalg.svdvals,),
+    batch=leading("svdvals"),
 )
 
 
@@ -546,6 +558,7 @@ primitive(
     vjp=_qr_vjp, jvp=_qr_jvp, domain="wellcond",
     examples=[ex((3, 3), part=0), ex((3, 3), part=1), ex((4, 2), part=0), ex((4, 2), part=1),
               ex((2, 3, 2), part=0), ex((2, 3, 3), part=1)],
+    batch=leading("qr"),
 )
 
 
@@ -592,6 +605,7 @@ primitive(
     jvp=lambda b, t, out, a, *, rcond=None: pinv_tangent(b, t[0], out, a),
     domain="wellcond", examples=[ex((3, 3), rcond=None), ex((4, 2), rcond=None),
                                  ex((2, 4), rcond=1e-10), ex((2, 3, 2), rcond=None)],
+    batch=leading("pinv"),
 )
 
 

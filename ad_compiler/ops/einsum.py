@@ -27,6 +27,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import batch_einsum
 from .shape import transpose_to
 
 F = "linalg"
@@ -205,6 +206,7 @@ primitive(
               ex((1, 3), (2, 3), subscripts="ij,ij->ij"),
               ex((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i", optimize=True),
               ex((3, 3), (3,), subscripts="ii,i->i")],
+    batch=batch_einsum,
 )
 
 

@@ -25,11 +25,14 @@ import operator
 import numpy as np
 
 from ..ad import rules
-from ..ad.rules import ex, lowering, method, primitive
+from ..ad.batching import to_front
+from ..ad.rules import ex, family_batch, lowering, method, primitive
 from ..ir.core import AType
+from ._batch import broadcasting
 from ._infer import elementwise, same_type
 
 F = "elementwise"
+family_batch(F, broadcasting)  # batched inputs aligned, then NumPy broadcasts
 
 UNARY_EXAMPLES = (ex((3,)), ex((2, 3)), ex(float))
 BINARY_EXAMPLES = (ex((3,), (3,)), ex((2, 3), (3,)), ex((2, 1), (1, 3)), ex((), (2,)),
@@ -428,6 +431,7 @@ def _pyfloat_infer(t: AType) -> AType:
 primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F, dynamic=False,
           vjp=lambda b, ct, out, x: (b.fit(ct, x),),
           jvp=lambda b, t, out, x: b.pyfloat(t[0]),
+          batch=lambda b, axes, x: (b.cast(to_front(b, x, axes[0]), dtype=np.float64), 0),
           examples=[ex(()), ex(float)])
 
 
@@ -443,6 +447,7 @@ primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F, dyna
           impl=lambda x, *, dtype: np.dtype(dtype).type(x),
           vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
           jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
+          batch=lambda b, axes, x, *, dtype: (b.cast(to_front(b, x, axes[0]), dtype=dtype), 0),
           examples=[ex(float, dtype=np.dtype("float64"))])
 
 

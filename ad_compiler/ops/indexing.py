@@ -56,6 +56,7 @@ from ..errors import UnsupportedOperationError
 from ..ir import dims
 from ..ir.builder import holds_value
 from ..ir.core import AType, Value
+from ._batch import along, index_read, index_update
 from ._infer import normalize_axis
 from .elementwise import expand_like
 from .shape import reshape_to
@@ -310,6 +311,7 @@ primitive(
               ex((2, 3), index=(Ellipsis, None)), ex((2, 3, 4), index=(1, Ellipsis, 2)),
               ex((4, 3), np.array(2), index=(slot(0),)),
               ex((4, 3), np.array(-1), index=(slice(None, None, -1), slot(0)))],
+    batch=index_read("getitem"),
 )
 
 def _gather_vjp(b, ct, out, x, *dyn, index):
@@ -331,6 +333,7 @@ primitive(
               ex((3, 4, 2), np.array([2, 0]), index=(slot(0), slice(None), 1)),
               ex((2, 3, 4), np.array([1, 0]), np.array([2, 2]),
                  index=(slot(0), slice(None), slot(1)))],
+    batch=index_read("gather"),
 )
 
 
@@ -487,6 +490,7 @@ primitive(
     infer=_update_infer, family=F, vjp=_sum_vjp, jvp=_add_jvp("index_add"),
     inplace={0: INPLACE_FORMS["index_add"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
+    batch=index_update("index_add"),
 )
 
 def _diff_vjp(b, ct, out, acc, v, *dyn, index):
@@ -508,6 +512,7 @@ primitive(
     infer=_update_infer, family=F, vjp=_diff_vjp, jvp=_sub_jvp,
     inplace={0: INPLACE_FORMS["index_sub"]},
     examples=BASIC_UPDATE_EXAMPLES,
+    batch=index_update("index_sub"),
 )
 
 primitive(
@@ -515,6 +520,7 @@ primitive(
     infer=_update_infer, family=F, vjp=_scatter_add_vjp, jvp=_add_jvp("scatter_add"),
     inplace={0: INPLACE_FORMS["scatter_add"]},
     examples=BASIC_UPDATE_EXAMPLES[:2] + ADVANCED_UPDATE_EXAMPLES,
+    batch=index_update("scatter_add"),
 )
 
 primitive(
@@ -522,6 +528,7 @@ primitive(
     infer=_update_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
     inplace={0: INPLACE_FORMS["index_set"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
+    batch=index_update("index_set"),
 )
 
 
@@ -554,7 +561,7 @@ ARG_EXAMPLES = [ex((4,), axis=None, keepdims=False), ex((2, 3), axis=1, keepdims
 
 for _name in ("argmax", "argmin"):
     primitive(_name, emit=f"np.{_name}({{0}}, axis={{axis}}, keepdims={{keepdims}})",
-              infer=_arg_infer, nondiff=True, family=F, examples=ARG_EXAMPLES)
+              infer=_arg_infer, nondiff=True, family=F, examples=ARG_EXAMPLES, batch=along(_name))
 del _name
 
 

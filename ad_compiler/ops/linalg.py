@@ -28,6 +28,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
 from ..ir.dims import static_or_minus_one
+from ._batch import batch_matmul, tensordot_rule
 from ._infer import promote
 from .shape import transpose_to
 
@@ -107,6 +108,7 @@ primitive(
               ex((2, 2, 3), (3, 4)), ex((2, 1, 2, 3), (3, 3, 2)), ex((3,), (2, 3, 4)),
               ex((2, 2, 3), (3,))],
     aliases=(np.matmul, operator.matmul),
+    batch=batch_matmul,
 )
 
 
@@ -183,6 +185,7 @@ primitive(
               ex((3,), (2,), axes=((), ())), ex((2, 3, 4), (4, 3), axes=((2, 1), (0, 1))),
               ex((3, 4), (4, 3), axes=((0, 1), (1, 0))), ex(float, (3,), axes=((), ())),
               ex((4, 2, 3), (3, 5, 4), axes=((0, 2), (2, 0)))],
+    batch=tensordot_rule,
 )
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from ._batch import along, batch_diagonal, batch_diagonal_put, batch_tile, matrix_stack
 from ._infer import normalize_axis, view_shape
 from .indexing import is_advanced, lower_getitem, lower_take, slot
 from .shape import _static_ints, concat_list, reshape_to, transpose_to
@@ -81,6 +82,7 @@ primitive(
     jvp=lambda b, t, out, x, *, reps: b.tile(t[0], reps=reps),
     examples=[ex((3,), reps=(2,)), ex((2, 3), reps=(2, 1)), ex((2,), reps=(3, 2)),
               ex((2, 1, 3), reps=(1, 2, 2)), ex(float, reps=(3,))],
+    batch=batch_tile,
 )
 
 
@@ -116,6 +118,7 @@ primitive(
     jvp=lambda b, t, out, x, **params: b.repeat(t[0], **params),
     examples=[ex((3,), repeats=2, axis=0), ex((2, 3), repeats=3, axis=1),
               ex((2, 3), repeats=1, axis=0), ex((2, 1, 2), repeats=2, axis=1)],
+    batch=along("repeat"),
 )
 
 
@@ -163,6 +166,7 @@ primitive(
     jvp=lambda b, t, out, x, **params: b.roll(t[0], **params),
     examples=[ex((5,), shift=2, axis=None), ex((2, 3), shift=4, axis=None),
               ex((2, 3), shift=(1, -1), axis=(0, 1)), ex((3, 4), shift=(-3,), axis=(1,))],
+    batch=along("roll", none="same"),
 )
 
 
@@ -471,6 +475,7 @@ primitive(
     jvp=lambda b, t, out, x, **params: b.diagonal(t[0], **params),
     examples=[ex((3, 3), offset=0, axis1=0, axis2=1), ex((2, 4), offset=1, axis1=0, axis2=1),
               ex((4, 3), offset=-2, axis1=1, axis2=0), ex((2, 3, 3), offset=0, axis1=1, axis2=2)],
+    batch=batch_diagonal,
 )
 
 
@@ -496,6 +501,7 @@ primitive(
               ex((2,), shape=(3, 3), offset=-1, axis1=0, axis2=1),
               ex((2,), shape=(2, 4), offset=2, axis1=0, axis2=1),
               ex((2, 3), shape=(2, 3, 3), offset=0, axis1=1, axis2=2)],
+    batch=batch_diagonal_put,
 )
 
 
@@ -550,6 +556,7 @@ for _name in ("tril", "triu"):
         jvp=lambda b, t, out, x, *, k, _n=_name: b.emit(_n, t[0], k=k),
         examples=[ex((3, 3), k=0), ex((2, 4), k=1), ex((4, 3), k=-1), ex((2, 3, 3), k=0),
                   ex((3,), k=0)],
+        batch=matrix_stack(_name),
     )
 del _name
 
@@ -610,6 +617,7 @@ primitive(
     nondiff=True, family=F,
     examples=[ex((4,), axis=0, kind=None), ex((2, 3), axis=1, kind="stable"),
               ex((2, 3), axis=None, kind=None)],
+    batch=along("argsort"),
 )
 
 

@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 from ..ad.rules import ex, primitive
+from ._batch import along
 from ._infer import as_float, static_axis
 
 F = "nn"
@@ -44,6 +45,7 @@ primitive(
     infer=lambda t, *, axis=-1: as_float(t), vjp=_normalize_vjp, jvp=_normalize_jvp,
     domain="positive",  # a sum near zero would make the example ill-conditioned
     examples=[ex((3,), axis=-1), ex((2, 3), axis=1), ex((2, 3), axis=0), ex((2, 3), axis=None)],
+    batch=along("normalize", none="same"),
 )
 
 
@@ -53,6 +55,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, axis: (b.sub(ct, b.mul(b.exp(out), _sum_kept(b, ct, axis))),),
     jvp=lambda b, t, out, x, *, axis: b.sub(t[0], _sum_kept(b, b.mul(t[0], b.exp(out)), axis)),
     examples=[ex((3,), axis=-1), ex((2, 3), axis=1), ex((2, 3), axis=0), ex((2, 3), axis=(0, 1))],
+    batch=along("log_softmax", none="same"),
 )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, primitive
+from ._batch import batch_norm
 from ._infer import normalize_axis
 from .reduction import keep_dims_of, reduce_infer
 
@@ -63,6 +64,7 @@ primitive(
               ex((4,), ord=3.0, axis=0, keepdims=False),
               ex((2, 3), ord=1.5, axis=-1, keepdims=True),
               ex((2, 3), ord=0.5, axis=0, keepdims=False)],
+    batch=batch_norm,
 )
 
 

@@ -748,6 +748,48 @@ class BatchMatMul(MatMul):
 
 __all__ += ["dot", "inner", "outer", "tensor_dot", "einsum", "bmm", "mm", "BatchMatMul"]
 
+
+# -- activations, normalisations, embedding, dropout (ops/normalization.py) -----------------
+from . import normalization as _norm  # noqa: E402
+
+relu6 = functional(_norm.lower_relu6, "relu6")
+leaky_relu = functional(_norm.lower_leaky_relu, "leaky_relu")
+elu = functional(_norm.lower_elu, "elu")
+gelu = functional(_norm.lower_gelu, "gelu")
+silu = functional(_norm.lower_silu, "silu")
+erf = functional(_norm.lower_erf, "erf")
+layer_norm = functional(_norm.lower_layer_norm, "layer_norm")
+group_norm = functional(_norm.lower_group_norm, "group_norm")
+embedding = functional(_norm.lower_embedding, "embedding")
+_batch_norm_value = functional(_norm.lower_batch_norm, "batch_norm")
+
+
+def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1,
+               eps=1e-5):
+    """``ops.batch_norm``: normalise ``(N, C, ...)`` per channel.
+
+    ``training=True`` uses the batch's statistics and, called eagerly, updates
+    ``running_mean``/``running_var`` (Parameters) in place as
+    ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance)
+    when they are Parameters; compiled gradient code does the same after the call (see
+    ``normalization.lower_batch_norm``).
+    """
+    out = _batch_norm_value(input_x, running_mean, running_var, weight, bias, training,
+                            momentum, eps)
+    from ..nn.normalization import update_moving
+    from ..nn.parameter import Parameter
+    if training and isinstance(running_mean, Parameter) and isinstance(running_var, Parameter):
+        update_moving(input_x, running_mean, running_var, 1.0 - momentum)
+    return out
+
+
+register_lowering(batch_norm, _norm.lower_batch_norm)
+
+
+dropout = functional(_norm.lower_dropout, "dropout")
+
+__all__ += ["erf", "relu6", "leaky_relu", "elu", "gelu", "silu", "layer_norm", "group_norm",
+            "embedding", "batch_norm", "dropout"]
 from .operations_building import *  # noqa: E402,F401,F403  (ops.diff, ops.isnan ...)
 from .operations_building import __all__ as _building_all  # noqa: E402
 

@@ -23,15 +23,16 @@ import numpy as np
 from ..ad.rules import ex, lowering, method, primitive, refuse
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import all_of_close, along, batch_searchsorted, broadcasting, reducing
 from ._infer import elementwise, normalize_axis, run_infer
 from .indexing import lower_take
 
 F = "predicates"
 
 
-def _declare(name, emit, infer=None, examples=(), aliases=()):
+def _declare(name, emit, infer=None, examples=(), aliases=(), batch=None):
     return primitive(name, emit=emit, infer=infer or run_infer(name), nondiff=True, family=F,
-                     examples=examples, aliases=aliases)
+                     examples=examples, aliases=aliases, batch=batch or broadcasting(name))
 
 
 # -- elementwise tests and logical combinations ------------------------------------------
@@ -51,10 +52,11 @@ _CLOSE = [ex(np.array([1.0, 2.0, np.nan]), np.array([1.0 + 1e-9, 2.1, np.nan]),
 _declare("isclose", "np.isclose({0}, {1}, rtol={rtol}, atol={atol}, equal_nan={equal_nan})",
          examples=_CLOSE)
 _declare("allclose", "np.allclose({0}, {1}, rtol={rtol}, atol={atol}, equal_nan={equal_nan})",
-         examples=_CLOSE)
+         examples=_CLOSE, batch=all_of_close("allclose"))
 _declare("array_equal", "np.array_equal({0}, {1}, equal_nan={equal_nan})",
          examples=[ex(np.array([1.0, 2.0]), np.array([1.0, 2.0]), equal_nan=False),
-                   ex((2, 3), (3,), equal_nan=False), ex((2,), (2,), equal_nan=True)])
+                   ex((2, 3), (3,), equal_nan=False), ex((2,), (2,), equal_nan=True)],
+         batch=all_of_close("array_equal", rtol=0.0, atol=0.0))
 
 
 def _close_lowering(name):
@@ -78,14 +80,15 @@ def lower_array_equal(b, a1, a2, equal_nan=False):
 
 _declare("argpartition", "np.argpartition({0}, {kth}, axis={axis})",
          examples=[ex((5,), kth=2, axis=-1), ex((3, 4), kth=(0, 3), axis=1),
-                   ex((2, 3), kth=1, axis=0)])
+                   ex((2, 3), kth=1, axis=0)], batch=along("argpartition"))
 _declare("searchsorted", "np.searchsorted({0}, {1}, side={side})",
          examples=[ex(np.array([0.0, 1.0, 2.0]), (4,), side="left"),
                    ex(np.array([0.0, 1.0, 1.0]), np.array([1.0, 5.0]), side="right"),
-                   ex(np.array([0.0, 1.0]), float, side="left")])
+                   ex(np.array([0.0, 1.0]), float, side="left")], batch=batch_searchsorted)
 _declare("count_nonzero", "np.count_nonzero({0}, axis={axis}, keepdims={keepdims})",
          examples=[ex(np.array([0.0, 1.0, 2.0]), axis=None, keepdims=False),
-                   ex((2, 3), axis=1, keepdims=False), ex((2, 3), axis=(0, 1), keepdims=True)])
+                   ex((2, 3), axis=1, keepdims=False), ex((2, 3), axis=(0, 1), keepdims=True)],
+         batch=reducing("count_nonzero"))
 
 
 def _axis_or_none(axis, ndim):

@@ -38,6 +38,7 @@ from .. import runtime as rt
 from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from ._batch import along, batch_quantile_weights, quantile_like
 from ._infer import normalize_axis, static_axis
 
 F = "quantile"
@@ -87,7 +88,7 @@ def _declare(name, emit, fn, scale=1, q_fixed=None, method="linear"):
         lambda t, *, axis=None, keepdims=False: _infer(fn)(t, q=q_fixed, axis=axis,
                                                            keepdims=keepdims))
     primitive(name, emit=emit, family=F, vjp=vjp, jvp=jvp, infer=infer,
-              examples=[ex(e.inputs[0], **e.params, **q) for q in qs for e in shapes])
+              examples=[ex(e.inputs[0], **e.params, **q) for q in qs for e in shapes], batch=quantile_like(name))
 
 
 _declare("quantile", "np.quantile({0}, {q}, axis={axis}, keepdims={keepdims})", np.quantile)
@@ -112,6 +113,7 @@ primitive(
     examples=[ex((2, 3), q=0.25, axis=1, scale=1), ex((2, 3, 2), q=(50, 75.0), axis=(0, 2),
                                                     scale=100),
               ex((2, 4), q=0.5, axis=1, scale=1, method="lower")],
+    batch=batch_quantile_weights,
 )
 
 
@@ -126,6 +128,7 @@ primitive(
     "median_index", emit="rt.median_index({0}, {axis}, {keepdims})", nondiff=True, family=F,
     infer=_index_infer, examples=[ex((2, 3), axis=1, keepdims=False), ex((4,), axis=0,
                                                                           keepdims=True)],
+    batch=along("median_index"),
 )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import broadcasting, reducing
 from ._infer import as_float, normalize_axis, result_type, static_axis
 from .scans import others_product
 
@@ -98,6 +99,7 @@ primitive(
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.sum(t[0], axis=axis,
                                                                  keepdims=keepdims),
     examples=REDUCE_EXAMPLES,
+    batch=reducing("sum"),
 )
 
 
@@ -117,6 +119,7 @@ primitive(
     jvp=lambda b, t, out, x, *, axis=None, keepdims=False: b.mean(t[0], axis=axis,
                                                                   keepdims=keepdims),
     examples=REDUCE_EXAMPLES,
+    batch=reducing("mean"),
 )
 
 
@@ -146,7 +149,7 @@ def _extremum(name):
             ex(np.array([[1.0, 1.0], [2.0, -1.0]]), axis=1, keepdims=True)]
     primitive(name, emit=f"{{0}}.{name}(axis={{axis}}, keepdims={{keepdims}})", array_inputs=True,
               infer=reduce_infer(name), vjp=vjp, jvp=jvp, family=F, dynamic=True,
-              examples=[*REDUCE_EXAMPLES, *ties])
+              examples=[*REDUCE_EXAMPLES, *ties], batch=reducing(name))
 
 
 _extremum("max")
@@ -189,6 +192,7 @@ primitive(
               ex(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]), axis=None, keepdims=False),
               ex(np.array([[0.0, 2.0], [0.5, 0.0], [3.0, 1.0]]), axis=(0, 1), keepdims=True),
               ex(np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]]), axis=1, keepdims=False)],
+    batch=reducing("prod"),
 )
 
 
@@ -299,6 +303,7 @@ primitive(
               ex(np.array([0.5, 0.5, 0.5]), axis=None, ddof=0, keepdims=False),
               # equal values whose mean rounds: std is 1e-17, not 0, and still no spread
               ex(np.zeros((3, 3)) + np.array([0.1, 0.7, 1.3]), axis=0, ddof=0, keepdims=True)],
+    batch=reducing("std"),
 )
 
 
@@ -325,7 +330,7 @@ for _name in ("all", "any"):
               array_inputs=True, nondiff=True, family=F,
               infer=lambda t, *, axis=None, keepdims=False, _n=_name: reduce_infer(_n)(
                   t, axis=axis, keepdims=keepdims),
-              examples=[ex((2, 3), axis=1, keepdims=False)])
+              examples=[ex((2, 3), axis=1, keepdims=False)], batch=reducing(_name))
 
 
 @lowering(np.all)
@@ -374,6 +379,7 @@ primitive(  # the weight sums of np.average: NumPy raises when one is 0
     infer=lambda t: t,
     vjp=lambda b, ct, out, x: (ct,), jvp=lambda b, t, out, x: t[0],
     examples=[ex((3,)), ex(float)],
+    batch=broadcasting("nonzero_divisor"),
 )
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..ad.rules import ex, lowering, method, primitive
 from ..ir.core import AType
+from ._batch import along, batch_recurrence
 from ._infer import normalize_axis
 from .shape import slice_along
 
@@ -111,6 +112,7 @@ primitive(
     examples=[ex((4,), (4,), axis=0, reverse=False), ex((4,), (4,), axis=0, reverse=True),
               ex((2, 3), (2, 3), axis=1, reverse=False), ex((3, 2), (3, 2), axis=0, reverse=True),
               ex((1, 2), (1, 2), axis=0, reverse=False)],
+    batch=batch_recurrence,
 )
 
 
@@ -125,6 +127,7 @@ primitive(
         b.fit(flip(b, b.cumsum(flip(b, ct, axis), axis=axis), axis), x),),
     jvp=lambda b, t, out, x, *, axis: b.cumsum(b.fit(t[0], out), axis=axis),
     examples=SCAN_EXAMPLES,
+    batch=along("cumsum"),
 )
 
 
@@ -143,7 +146,8 @@ primitive(
         x, b.fit(b.mul(t[0], exclusive_cumprod(b, out, axis)), out), axis=axis),
     examples=[*SCAN_EXAMPLES,
               ex(np.array([2.0, 0.0, 3.0, -1.5]), axis=0),              # one zero
-              ex(np.array([[0.5, 0.0, 2.0, 0.0, 1.5]]), axis=1)],         # two zeros
+              ex(np.array([[0.5, 0.0, 2.0, 0.0, 1.5]]), axis=1)],         # two zeros,
+    batch=along("cumprod"),
 )
 
 

@@ -21,6 +21,8 @@ import numpy as np
 from ..ad.rules import attribute, ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ._batch import (batch_broadcast_to, batch_expand_dims, batch_pad, batch_reshape,
+                     batch_slice_axis, batch_squeeze, batch_transpose, materialized)
 from ._infer import normalize_axis, promote, static_axis, view_shape
 
 F = "shape"
@@ -48,6 +50,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, shape: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, shape: b.reshape(t[0], shape=shape),
     examples=[ex((2, 3), shape=(3, 2)), ex((6,), shape=(2, -1)), ex(float, shape=(1, 1))],
+    batch=batch_reshape,
 )
 
 primitive(
@@ -58,6 +61,7 @@ primitive(
     jvp=lambda b, t, out, x, *, shape: b.broadcast_to(t[0], shape=shape),
     examples=[ex((3,), shape=(2, 3)), ex((2, 1), shape=(2, 4)), ex((), shape=(3,)),
               ex(float, shape=(2,))],
+    batch=batch_broadcast_to,
 )
 
 
@@ -88,6 +92,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, axes: (b.transpose(ct, axes=_inverse_perm(axes)),),
     jvp=lambda b, t, out, x, *, axes: b.transpose(t[0], axes=axes),
     examples=[ex((2, 3), axes=(1, 0)), ex((2, 3, 4), axes=(2, 0, 1)), ex((2, 3), axes=None)],
+    batch=batch_transpose,
 )
 
 primitive(
@@ -95,6 +100,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, axis: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, axis: b.expand_dims(t[0], axis=axis),
     examples=[ex((3,), axis=0), ex((2, 3), axis=(0, 3)), ex((2, 3), axis=-1)],
+    batch=batch_expand_dims,
 )
 
 primitive(
@@ -102,6 +108,7 @@ primitive(
     vjp=lambda b, ct, out, x, *, axis: (reshape_as(b, ct, x),),
     jvp=lambda b, t, out, x, *, axis: b.squeeze(t[0], axis=axis),
     examples=[ex((1, 3, 1), axis=None), ex((1, 3), axis=0), ex((2, 1), axis=(-1,))],
+    batch=batch_squeeze,
 )
 
 
@@ -136,6 +143,7 @@ primitive(
     vjp=_slice_vjp,
     jvp=lambda b, t, out, x, **params: b.slice_axis(t[0], **params),
     examples=[ex((4,), axis=0, start=1, stop=3), ex((2, 5), axis=1, start=2, stop=5)],
+    batch=batch_slice_axis,
 )
 
 
@@ -166,6 +174,7 @@ primitive(
     jvp=lambda b, t, out, x, *, pad_width: b.pad(t[0], pad_width=pad_width),
     examples=[ex((3,), pad_width=((1, 2),)), ex((2, 3), pad_width=((0, 0), (1, 0))),
               ex((2, 2), pad_width=((1, 1), (0, 2)))],
+    batch=batch_pad,
 )
 
 
@@ -212,6 +221,7 @@ primitive(
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
     examples=[ex((2,), (3,), axis=0), ex((2, 3), (2, 1), axis=1), ex((2, 3), (2, 2), axis=-1),
               ex((1, 2), (2, 2), (3, 2), axis=0)],
+    batch=materialized("concat"),
 )
 
 
@@ -241,6 +251,7 @@ primitive(
     impl=lambda *xs, axis: np.stack(xs, axis=axis),
     examples=[ex((3,), (3,), axis=0), ex((2, 3), (2, 3), (2, 3), axis=-1),
               ex(float, float, axis=0), ex(np.array(0.5, np.float32), float, axis=0)],
+    batch=materialized("stack", lambda n: n + 1),
 )
 
 

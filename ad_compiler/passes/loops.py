@@ -102,6 +102,12 @@ def _remove_carried(op, j: int) -> None:
     del body.results[j]
     del op.results[j]
     op.params["n_carried"] -= 1
+    counter = op.params.get("counter")
+    if counter is not None and counter >= j:
+        if counter == j:
+            del op.params["counter"]
+        else:
+            op.params["counter"] = counter - 1
 
 
 def _all_uses(block: Block) -> set:

@@ -7,26 +7,15 @@ lists built by loops, comprehensions and slice assignment.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ad_compiler as ms
+from tests.corpus.load import corpus as corpus_module
 
 
-def _corpus():
-    name = "ad_compiler_tests_corpus_functions"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "corpus" / "functions.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _float64(tree):
@@ -45,7 +34,7 @@ def _has_float(args) -> bool:
 
 
 # stop_gradient cuts derivatives that central differences see
-CASES = [c for c in _corpus().CORPUS
+CASES = [c for c in corpus_module().CORPUS
          if not c.xfail and c.fd_reference is None and _has_float(c.make())]
 
 

@@ -138,7 +138,6 @@ def branchy_gradient(x):
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_data_dependent_branch_goes_reverse_over_reverse(sign):
-    # forward mode does not go through 'if' yet: both fall back to reverse over reverse
     x = X * sign + 0.1 * sign
     want = fd_jacobian(lambda x: branchy_gradient(x)[0], [x], 0)
     np.testing.assert_allclose(ms.hessian(branchy)(x), want, rtol=1e-6, atol=1e-7)

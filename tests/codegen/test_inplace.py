@@ -116,6 +116,22 @@ def test_a_buffer_a_loop_result_may_hold_is_not_accumulated_into(ir):
     ir.check(fn, np.array([0.1, 0.2, 0.3]))
 
 
+def test_a_carried_buffer_whose_view_the_body_reads_is_not_overwritten(ir):
+    # v is a view of the loop's initial buffer t; the body reads v while updating t:
+    # adding into t in place would change what v shows on later iterations
+    from ad_compiler.ir.control import build_for
+    b, (x,) = ir.new(("x", ir.arr(3)))
+    t = b.sin(x, hint="t")
+    v = b.reshape(t, shape=(3,), hint="v")
+
+    def body(b, i, c):
+        acc, tt = c
+        return [b.add(acc, b.getitem(v, i, index=("#0",))), b.add(tt, b.const(1.0))], []
+    acc, tt = build_for(b, b.const(3), [b.zeros_like(x), t], body)
+    fn = ir.finish(b, b.add(acc, tt))
+    ir.check(fn, np.array([0.1, 0.2, 0.3]))
+
+
 def test_a_carried_value_that_is_also_stacked_is_not_overwritten(ir):
     fn = _accumulating_loop(ir, stack_it=True)
     source = to_source(fn)[0]

@@ -9,27 +9,17 @@ also run on float32 inputs.
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ad_compiler as ms
+from tests.corpus.load import corpus as corpus_module
 
 
-def _load_corpus():
-    name = "ad_compiler_tests_corpus_functions"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("functions.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
-corpus = _load_corpus()
+corpus = corpus_module()
 EPS = 1e-6
 F64 = dict(rtol=1e-5, atol=1e-7)
 F32 = dict(rtol=2e-3, atol=2e-4)

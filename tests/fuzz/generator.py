@@ -67,6 +67,16 @@ def recipe_feature(key: str) -> str:
     return "elementwise"
 
 
+#: loop bodies of smooth helpers, by feature (the helper's argument is ``a``)
+_LOOP_HELPERS = {
+    "for": "    for _ in range(3):\n        a = np.sin(a) * 0.9 + 0.2 * a\n",
+    "while": ("    k = 0\n    while np.sum(a * a) < 6.0 and k < 4:\n"
+              "        a = a * 1.5 + np.tanh(a)\n        k = k + 1\n"),
+    "break": ("    for _ in range(4):\n        a = np.tanh(a) * 1.3 + 0.1 * a\n"
+              "        if np.sum(a) > 1.0:\n            break\n"),
+}
+
+
 class Returned(Exception):
     """The program returned (an early ``return`` taken on the first input)."""
 
@@ -224,8 +234,17 @@ class Gen:
         return f"np.broadcast_to({x}, (2, {n}))"
 
     def smooth_helper(self, elementwise=False) -> str:
-        """A module-level smooth helper: scalar-valued, or elementwise (``elementwise``)."""
+        """A module-level smooth helper: scalar-valued, or elementwise (``elementwise``).
+        With the loop features, most of them loop (``for``, ``while``, ``break``), so a
+        gradient of the helper inside the program is a gradient through a loop."""
         name = self.fresh_name("h")
+        loops = [k for k in _LOOP_HELPERS if k in self.features]
+        if loops and self.coin(0.7):
+            body = _LOOP_HELPERS[self.choice(loops)]
+            out = self.choice(["a * np.cos(a)", "np.tanh(a) * a"] if elementwise else
+                              ["np.sum(a * a)", "np.sum(np.sin(a) * a)"])
+            self.add_helper(f"def {name}(a):\n{body}    return {out}\n")
+            return name
         body = self.choice(["np.sin(a) * a", "np.tanh(a) ** 2", "np.cos(a) * 0.5"]
                            if elementwise else
                            ["np.sum(np.sin(a) * a)", "np.sum(np.tanh(a) ** 2)",

@@ -1,0 +1,293 @@
+"""Batching: the source transform behind ``vmap``.
+
+``batch_function(f, in_axes, out_axes, size)`` returns a new Function (``f`` is
+untouched) that computes ``f`` for ``size`` examples at once: the argument ``k``
+carries the examples along axis ``in_axes[k]`` (``None``: one value shared by
+every example), and output ``k`` is returned with the examples along
+``out_axes[k]``.
+
+Every value of the batched function has a *batch axis*: the position of its
+example axis, or ``None`` when the value is the same for every example. An op
+none of whose inputs is batched is copied as it is; otherwise its primitive's
+batching rule ``batch(b, axes, *inputs, **params) -> (out, out_axis)`` emits the
+batched op (see :mod:`ad_compiler.ops._batch` for the shared rules). The result
+is ordinary NumPy on the whole batch: one call per op, never a loop over the
+examples.
+
+Structured ops: an ``if`` on a condition shared by the batch batches its
+branches; a condition that differs between examples is refused (each example
+would take its own path). A ``for`` loop batches its body (its trip count is
+never batched: shapes are static); a ``while`` loop whose condition is shared
+likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
+``Cell.bprop``) batches as the code it runs when the result is only evaluated,
+and is refused when it may be differentiated afterwards (its rule is written
+for one example). A length known only at run time (a boolean mask's selection)
+is refused: each example could have its own.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import rules
+from ..errors import UnsupportedOperationError
+from ..ir.builder import Builder
+from ..ir.clone import clone_block
+from ..ir.control import free_values
+from ..ir.core import AType, Block, Function, ListType, Op, Value
+from ..ir.dims import HINT, is_dynamic
+
+
+class BatchBuilder(Builder):
+    """A builder that knows the batch size (rules materialise shared values with it) and
+    whether the batched code may be differentiated afterwards."""
+
+    def __init__(self, block: Block, size: int, differentiable: bool):
+        super().__init__(block)
+        self.batch_size = size
+        self.differentiable = differentiable
+
+
+def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: int,
+                   name: str | None = None, differentiable: bool = True) -> Function:
+    """The batched counterpart of ``fn`` (see the module docstring).
+
+    ``differentiable=False`` says the result only computes values (it is never
+    differentiated): a call with its own derivative rule (``custom_vjp``,
+    ``Cell.bprop``) then batches as the code it runs; otherwise it is refused, since
+    the rule is written for one example.
+    """
+    body = Block(args=[Value(_batched_type(a.type, ax, size), a.hint)
+                       for a, ax in zip(fn.args, in_axes)])
+    b = BatchBuilder(body, size, differentiable)
+    env = {id(a): na for a, na in zip(fn.args, body.args)}
+    axes = {id(na): ax for na, ax in zip(body.args, in_axes) if ax is not None}
+    _batch_ops(b, fn.body.ops, env, axes)
+    outs = []
+    for v, want in zip(fn.outputs, out_axes):
+        nv = env.get(id(v), v)
+        outs.append(_place(b, nv, axes.get(id(nv)), want, fn))
+    body.results = outs
+    return Function(name or f"{fn.name}_vmap", body, fn.loc)
+
+
+def _batched_type(t: AType, ax, size: int) -> AType:
+    if ax is None:
+        return t
+    shape = list(t.shape)
+    shape.insert(ax, size)
+    return AType(tuple(shape), t.dtype, False)
+
+
+def _place(b, v, ax, want, fn):
+    """Output ``v`` (batch axis ``ax``) with its batch axis at ``want``."""
+    if want is None:
+        if ax is not None:
+            raise UnsupportedOperationError(
+                f"out_axes is None for an output of {fn.name} that differs between examples",
+                fn.loc, "give that output an int out_axes (where its batch axis goes)")
+        return v
+    v = materialize(b, v, ax)
+    return move_axis(b, v, 0, want)
+
+
+def _batch_ops(b, ops, env: dict, axes: dict) -> None:
+    """Copy ``ops`` into ``b`` batched; ``env`` maps old values to new ones and ``axes``
+    new value ids to their batch axis (absent: shared by the batch)."""
+    for op in ops:
+        if op.regions:
+            if not _touches_batch(op, env, axes):
+                clone_block(b, Block(ops=[op], results=[]), env)
+                continue
+            rule = STRUCTURAL.get(op.prim)
+            if rule is None:
+                raise UnsupportedOperationError(f"vmap does not go through '{op.prim}'", op.loc)
+            with b.at(op.loc):
+                rule(b, op, env, axes)
+            continue
+        if rules.get(op.prim).effect:
+            raise UnsupportedOperationError(
+                f"vmap does not batch '{op.prim}': it reads state outside the function (a "
+                "random draw), and a loop over the examples would get new values for each",
+                op.loc, "draw the batch's values outside vmap and pass them in as a batched "
+                        "argument")
+        inputs = [env.get(id(v), v) for v in op.inputs]
+        in_axes = [axes.get(id(v)) for v in inputs]
+        if all(ax is None for ax in in_axes):
+            clone_block(b, Block(ops=[op], results=[]), env)
+            continue
+        with b.at(op.loc):
+            out, out_ax = _apply_rule(b, op, inputs, in_axes)
+        env[id(op.result)] = out
+        if out_ax is not None:
+            axes[id(out)] = out_ax
+        if op.result.hint and out.producer is not None and out.hint == op.prim:
+            out.hint = op.result.hint
+
+
+def _apply_rule(b, op, inputs, in_axes):
+    prim = rules.get(op.prim)
+    if any(is_dynamic(v.type) for v in [*inputs, *op.results]):
+        raise UnsupportedOperationError(
+            "vmap does not batch a value whose length is known only at run time (selected "
+            "by a boolean mask): each example could have its own length", op.loc, HINT)
+    rule = prim.batch_rule
+    if rule is None:
+        raise UnsupportedOperationError(
+            f"vmap needs a batching rule for '{op.prim}', which has none", op.loc,
+            "compute it outside vmap, or register one with primitive(..., batch=...)")
+    try:
+        return rule(b, tuple(in_axes), *inputs, **op.params)
+    except UnsupportedOperationError as e:  # a case the rule refuses: at the user's line
+        if e.loc is not None:
+            raise
+        raise UnsupportedOperationError(e.message, op.loc, e.hint) from None
+
+
+def _touches_batch(op, env, axes) -> bool:
+    return any(id(env.get(id(v), v)) in axes for v in [*op.inputs, *free_values(op)])
+
+
+# -- helpers shared by the rules ---------------------------------------------------
+
+def move_axis(b, v, src: int, dst: int):
+    """``v`` with its axis ``src`` moved to ``dst`` (a transpose; nothing when equal)."""
+    nd = v.type.ndim
+    src, dst = src % nd, dst % nd
+    if src == dst:
+        return v
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return b.transpose(v, axes=tuple(perm))
+
+
+def to_front(b, v, ax):
+    """``v`` with its batch axis first (a shared value, ``ax`` None, unchanged)."""
+    return v if ax is None else move_axis(b, v, ax, 0)
+
+
+def materialize(b, v, ax):
+    """``v`` batched along axis 0: a shared value is broadcast along a new axis 0."""
+    if ax is not None:
+        return move_axis(b, v, ax, 0)
+    t = v.type
+    if isinstance(t, ListType):
+        raise UnsupportedOperationError("vmap cannot broadcast a list across the batch")
+    if t.weak:
+        v = b.cast(v, dtype=t.dtype)
+    return b.broadcast_to(v, shape=(b.batch_size,) + tuple(t.shape))
+
+
+# -- structured ops -------------------------------------------------------------
+
+def _batch_if(b, op, env, axes) -> None:
+    cond = env.get(id(op.inputs[0]), op.inputs[0])
+    if id(cond) in axes:
+        raise UnsupportedOperationError(
+            "vmap: this 'if' tests a value that differs between the examples of the batch",
+            op.loc, "write the choice with np.where(cond, a, b) so every example takes "
+                    "its own value, or make the condition independent of the batched inputs")
+    built = []
+    for region in op.regions:
+        block = Block()
+        local_axes = dict(axes)
+        with b.inside(block):
+            _batch_ops(b, region.ops, env, local_axes)
+        outs = [env.get(id(v), v) for v in region.results]
+        built.append((block, outs, local_axes))
+    batched = [k for k in range(len(op.results))
+               if any(id(outs[k]) in la for _, outs, la in built)]
+    for block, outs, la in built:
+        with b.inside(block):
+            block.results = [materialize(b, o, la.get(id(o))) if k in batched else o
+                             for k, o in enumerate(outs)]
+    results = [Value(v.type, r.hint) for v, r in zip(built[0][0].results, op.results)]
+    b.add_op(Op("if", [cond], dict(op.params), results, [blk for blk, _, _ in built], op.loc))
+    env.update({id(r): nr for r, nr in zip(op.results, results)})
+    axes.update({id(results[k]): 0 for k in batched})
+
+
+def _batch_loop(b, op, env, axes) -> None:
+    """A ``for``/``while`` whose body runs on the whole batch: the carried values that
+    vary between examples (found by batching the body until the set is stable) are
+    carried batched along axis 0, and stacked values keep their elements' batch axis 0."""
+    k = op.params["n_carried"]
+    counted = op.prim == "for"
+    head = [env.get(id(op.inputs[0]), op.inputs[0])] if counted else []
+    if counted and id(head[0]) in axes:
+        raise UnsupportedOperationError("vmap: the trip count of this loop differs between "
+                                        "examples", op.loc)
+    init = [env.get(id(v), v) for v in op.inputs[len(head):]]
+    active = {j for j in range(k) if id(init[j]) in axes}
+    while True:
+        block, outs, local_axes, cond = _loop_regions(b, op, env, axes, active, counted)
+        grown = active | {j for j in range(k) if id(outs[j]) in local_axes}
+        if grown == active:
+            break
+        active = grown
+    stacked = {s for s in range(len(outs) - k) if id(outs[k + s]) in local_axes}
+    with b.inside(block):
+        block.results = [materialize(b, o, local_axes.get(id(o))) if j in active else o
+                         for j, o in enumerate(outs[:k])] + [
+            materialize(b, o, local_axes.get(id(o))) if s in stacked else o
+            for s, o in enumerate(outs[k:])]
+    init = [materialize(b, v, axes.get(id(v))) if j in active else v
+            for j, v in enumerate(init)]
+    results = [Value(v.type, r.hint) for v, r in zip(init, op.results[:k])]
+    results += [Value(ListType(v.type), r.hint) for v, r in zip(block.results[k:],
+                                                                 op.results[k:])]
+    regions = [block] if cond is None else [cond, block]
+    b.add_op(Op(op.prim, head + init, dict(op.params), results, regions, op.loc))
+    env.update({id(r): nr for r, nr in zip(op.results, results)})
+    axes.update({id(results[j]): 0 for j in active})
+    axes.update({id(results[k + s]): 0 for s in stacked})
+
+
+def _loop_regions(b, op, env, axes, active, counted):
+    """The loop's regions batched with the carried values ``active`` batched along 0."""
+    body = op.regions[-1]
+    first = 1 if counted else 0
+    args = [Value(a.type, a.hint) for a in body.args]
+    for j in active:
+        args[first + j] = Value(_batched_type(args[first + j].type, 0, b.batch_size),
+                                args[first + j].hint)
+    local_axes = dict(axes)
+    local_axes.update({id(args[first + j]): 0 for j in active})
+    cond = None
+    if not counted:
+        cond = Block(args=[Value(a.type, a.hint) for a in args])
+        cenv = dict(env)
+        cenv.update({id(a): na for a, na in zip(op.regions[0].args, cond.args)})
+        caxes = dict(axes)
+        caxes.update({id(cond.args[j]): 0 for j in active})
+        with b.inside(cond):
+            _batch_ops(b, op.regions[0].ops, cenv, caxes)
+        cond.results = [cenv.get(id(v), v) for v in op.regions[0].results]
+        if any(id(v) in caxes for v in cond.results):
+            raise UnsupportedOperationError(
+                "vmap: this 'while' loop's condition differs between the examples of the "
+                "batch", op.loc, "make the number of iterations independent of the batched "
+                                 "inputs (e.g. a for loop with a fixed count)")
+    block = Block(args=args)
+    local = dict(env)
+    local.update({id(a): na for a, na in zip(body.args, args)})
+    with b.inside(block):
+        _batch_ops(b, body.ops, local, local_axes)
+    return block, [local.get(id(v), v) for v in body.results], local_axes, cond
+
+
+def _batch_rule_call(b, op, env, axes) -> None:
+    """A call with its own derivative rule, batched as the code it runs (its region)."""
+    if b.differentiable:
+        raise UnsupportedOperationError(
+            f"vmap inside a differentiated function does not go through {op.params.get('rule')!r}, "
+            "a call with its own derivative rule (written for one example)", op.loc,
+            "call the vmapped function outside the differentiated one, or vmap the gradient")
+    (region,) = op.regions
+    local = dict(env)
+    local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
+    _batch_ops(b, region.ops, local, axes)
+    env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+
+
+STRUCTURAL = {"if": _batch_if, "for": _batch_loop, "while": _batch_loop,
+              "bprop_call": _batch_rule_call}

@@ -1,0 +1,362 @@
+"""ms.vmap / ops.vmap: values against a Python loop over the examples, in_axes and
+out_axes forms, per-example gradients (vmap of grad) against a loop of ms.grad calls
+and central differences, float32, errors, and the generated code (no loop)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ad_compiler as ms
+from ad_compiler import ops
+from ad_compiler.errors import UnsupportedOperationError
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(5, 3))
+W1, W2 = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 2))
+EPS = 1e-6
+
+
+def loop(fn, args, in_axes, out_axis=0):
+    """What vmap must return: ``fn`` called per example, the results stacked."""
+    n = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
+    outs = [fn(*[a if ax is None else np.take(a, k, axis=ax) for a, ax in zip(args, in_axes)])
+            for k in range(n)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.stack(o, axis=out_axis) for o in zip(*outs))
+    return np.stack(outs, axis=out_axis)
+
+
+def mlp(w1, w2, x):
+    h = np.tanh(x @ w1)
+    return np.sum(h @ w2) / 2
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e)
+
+
+def sliced(x):
+    return x[1:] * x[0] + x[:0:-1]
+
+
+def recurrent(x):
+    h = x
+    for i in range(3):
+        h = np.sin(h) * x[i]
+    return h
+
+
+def halving(x):
+    i = 0
+    while i < 3:
+        x = x * 0.5 + 1
+        i += 1
+    return x
+
+
+def collected(x):
+    ys = []
+    for i in range(3):
+        ys.append(x * i)
+    return np.stack(ys)
+
+
+def joined(x, y):
+    return np.concatenate([x, y]) @ np.ones(6)
+
+
+@pytest.mark.parametrize("fn,args,in_axes", [
+    (mlp, (W1, W2, X), (None, None, 0)),
+    (softmax, (X,), (0,)),
+    (sliced, (X,), (0,)),
+    (recurrent, (X,), (0,)),
+    (halving, (X,), (0,)),
+    (collected, (X,), (0,)),
+    (joined, (X, X[0]), (0, None)),
+    (lambda x: np.where(x > 0, x, 0.1 * x).mean(axis=0), (RNG.normal(size=(5, 3, 2)),), (1,)),
+    (lambda x: np.linalg.inv(x @ x.T + np.eye(3)), (RNG.normal(size=(3, 4, 3)),), (2,)),
+    (lambda x, y: np.einsum("ij,j->i", x, y), (RNG.normal(size=(4, 2, 3)), X[0]), (0, None)),
+], ids=["mlp", "softmax", "slices", "for", "while", "list", "concat", "where", "inv", "einsum"])
+def test_values_match_a_loop(fn, args, in_axes):
+    got = ms.vmap(fn, in_axes=in_axes)(*args)
+    np.testing.assert_allclose(got, loop(fn, args, in_axes), rtol=1e-12, atol=1e-12)
+
+
+def test_in_axes_forms():
+    f = lambda x, y: np.sin(x) * y + 2.0  # noqa: E731
+    y = RNG.normal(size=3)
+    expected = loop(f, (X, y), (0, None))
+    np.testing.assert_allclose(ms.vmap(f, in_axes=(0, None))(X, y), expected)
+    np.testing.assert_allclose(ms.vmap(f, in_axes=[1, None])(X.T, y), expected)
+    np.testing.assert_allclose(ms.vmap(f, in_axes=(-1, None))(X.T, y), expected)
+    np.testing.assert_allclose(ms.vmap(f)(X, np.tile(y, (5, 1))), expected)  # int: all
+
+
+def test_nested_in_axes_for_a_tuple_argument():
+    def f(x, pair):
+        return x * pair[0] + pair[1]
+    got = ops.vmap(f, in_axes=(0, (0, None)))(X, (X, X[0]))
+    np.testing.assert_allclose(got, X * X + X[0])
+
+
+def test_out_axes_forms():
+    def f(x):
+        return np.outer(x, x), np.sum(x)
+    outer, total = ms.vmap(f, out_axes=(1, 0))(X)
+    np.testing.assert_allclose(outer, loop(lambda x: np.outer(x, x), (X,), (0,), 1))
+    np.testing.assert_allclose(total, X.sum(axis=1))
+    shared = ms.vmap(lambda x, w: (x * 2, w * 3), in_axes=(0, None), out_axes=(0, None))
+    doubled, tripled = shared(X, W1)
+    np.testing.assert_allclose(doubled, 2 * X)
+    np.testing.assert_allclose(tripled, 3 * W1)
+
+
+def test_a_batched_output_with_out_axes_none_is_refused():
+    with pytest.raises(UnsupportedOperationError, match="out_axes is None"):
+        ms.vmap(lambda x: x * 2, out_axes=None)(X)
+
+
+# -- per-example gradients ---------------------------------------------------------------
+
+def loss(w, b, x, y):
+    pred = np.tanh(x @ w + b)
+    return np.mean((pred - y) ** 2)
+
+
+def test_per_example_gradients_match_a_loop_of_grad_calls():
+    w, b = RNG.normal(size=(3, 2)), RNG.normal(size=2)
+    ys = RNG.normal(size=(5, 2))
+    per_example = ms.vmap(ms.grad(loss, (0, 1)), in_axes=(None, None, 0, 0))
+    gw, gb = per_example(w, b, X, ys)
+    for k in range(len(X)):
+        ew, eb = ms.grad(loss, (0, 1))(w, b, X[k], ys[k])
+        np.testing.assert_allclose(gw[k], ew, rtol=1e-12)
+        np.testing.assert_allclose(gb[k], eb, rtol=1e-12)
+
+
+def test_per_example_gradients_match_finite_differences():
+    w, b, ys = RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(5, 2))
+    gw = ms.vmap(ms.grad(loss), in_axes=(None, None, 0, 0))(w, b, X, ys)
+    for k in range(len(X)):
+        for i in np.ndindex(w.shape):
+            hi, lo = w.copy(), w.copy()
+            hi[i] += EPS
+            lo[i] -= EPS
+            fd = (loss(hi, b, X[k], ys[k]) - loss(lo, b, X[k], ys[k])) / (2 * EPS)
+            assert abs(gw[k][i] - fd) < 1e-7
+
+
+def test_gradient_inside_a_lambda_batches():
+    """vmap of a function calling grad: the gradient is inlined as IR and batched."""
+    w = RNG.normal(size=(3, 2))
+    per_example = ms.vmap(lambda x: ms.grad(loss)(w, np.zeros(2), x, np.ones(2)))
+    got = per_example(X)
+    expected = np.stack([ms.grad(loss)(w, np.zeros(2), x, np.ones(2)) for x in X])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_per_example_gradients_through_a_loop():
+    def rnn(ws, xs):
+        h = np.zeros(4)
+        for t in range(xs.shape[0]):
+            h = np.tanh(ws @ h + xs[t])
+        return np.sum(h)
+    ws, seqs = RNG.normal(size=(4, 4)) * 0.5, RNG.normal(size=(6, 3, 4))
+    got = ms.vmap(ms.grad(rnn), in_axes=(None, 0))(ws, seqs)
+    np.testing.assert_allclose(got, np.stack([ms.grad(rnn)(ws, s) for s in seqs]), rtol=1e-12)
+
+
+def test_gradient_of_a_vmapped_function():
+    """vmap inside a compiled function: grad(sum(vmap(f)(x))) is each example's gradient."""
+    def total(x):
+        return np.sum(ms.vmap(softmax)(x) * np.arange(3.0))
+    expected = np.stack([ms.grad(lambda v: np.sum(softmax(v) * np.arange(3.0)))(x) for x in X])
+    np.testing.assert_allclose(ms.grad(total)(X), expected, rtol=1e-12)
+
+
+# -- types --------------------------------------------------------------------------
+
+def test_float32_stays_float32():
+    w, b = np.ones((3, 2), np.float32), np.zeros(2, np.float32)
+    xs, ys = X.astype(np.float32), np.ones((5, 2), np.float32)
+    gw, gb = ms.vmap(ms.grad(loss, (0, 1)), in_axes=(None, None, 0, 0))(w, b, xs, ys)
+    assert gw.dtype == np.float32 and gb.dtype == np.float32
+    assert gw.shape == (5, 3, 2) and gb.shape == (5, 2)
+    expected = ms.grad(loss, (0, 1))(w, b, xs[2], ys[2])
+    np.testing.assert_allclose(gw[2], expected[0], rtol=1e-5)
+
+
+def test_tensor_in_tensor_out():
+    got = ms.vmap(softmax)(ms.Tensor(X.astype(np.float32)))
+    assert isinstance(got, ms.Tensor) and got.dtype == ms.float32
+    np.testing.assert_allclose(got.asnumpy(), loop(softmax, (X,), (0,)), rtol=1e-5)
+
+
+def test_generated_code_has_no_loop_over_the_batch():
+    vm = ms.vmap(ms.grad(mlp, (0, 1)), in_axes=(None, None, 0))
+    vm(W1, W2, X)
+    source = vm.source(W1, W2, X)
+    assert "for " not in source and "while " not in source
+    assert source.startswith("def vmap_")
+
+
+# -- errors --------------------------------------------------------------------------
+
+def test_a_condition_that_differs_between_examples_is_refused_with_its_line():
+    def f(x):
+        if np.sum(x) > 0:
+            return x * 2
+        return x
+    with pytest.raises(UnsupportedOperationError, match="differs between the examples") as e:
+        ms.vmap(f)(X)
+    assert "test_vmap.py" in str(e.value) and "if np.sum(x) > 0" in str(e.value)
+
+
+def test_a_primitive_without_a_batching_rule_is_named():
+    def f(a, y):
+        return np.linalg.lstsq(a, y)[0]
+    with pytest.raises(UnsupportedOperationError, match="batching rule for 'lstsq'") as e:
+        ms.vmap(f, in_axes=(0, None))(RNG.normal(size=(2, 3, 3)), X[0])
+    assert "np.linalg.lstsq(a, y)" in str(e.value)
+
+
+def test_bad_axes_are_refused():
+    with pytest.raises(ValueError, match="different batch sizes"):
+        ms.vmap(lambda x, y: x + y)(X, X[:4])
+    with pytest.raises(ValueError, match="out of bounds"):
+        ms.vmap(lambda x: x, in_axes=2)(X)
+    with pytest.raises(ValueError, match="has no axis to batch"):
+        ms.vmap(lambda x, n: x * n, in_axes=(0, 0))(X, 3)
+    with pytest.raises(ValueError, match="in_axes has 1 entries"):
+        ms.vmap(lambda x, y: x + y, in_axes=(0,))(X, X)
+    with pytest.raises(ValueError, match="at least one batched"):
+        ms.vmap(lambda x: x, in_axes=None)(X)
+    with pytest.raises(TypeError, match="in_axes must be an int"):
+        ms.vmap(lambda x: x, in_axes=1.0)
+
+
+def smooth(x):
+    return np.logaddexp(0.0, x)
+
+
+def test_a_registered_function_batches_with_its_rule_and_is_named_without():
+    from ad_compiler.api.extension import forget
+    vjp = lambda b, ct, out, x: (b.mul(ct, b.sigmoid(x)),)  # noqa: E731
+    ms.primitive(smooth, vjp=vjp, batch=lambda b, axes, x: (b.emit("smooth", x), axes[0]))
+    try:
+        np.testing.assert_allclose(ms.vmap(smooth, in_axes=1)(X.T), smooth(X))
+    finally:
+        forget(smooth)
+    ms.primitive(smooth, vjp=vjp)
+    try:
+        with pytest.raises(UnsupportedOperationError, match="batching rule for 'smooth'"):
+            ms.vmap(lambda x: smooth(x) * 2)(X)
+    finally:
+        forget(smooth)
+
+
+def test_an_if_on_a_shared_value_batches_its_branches():
+    def f(x, flag):
+        if np.sum(flag) > 0:
+            y = x * 2
+        else:
+            y = flag
+        return y + 1
+    for flag in (np.ones(3), -np.ones(3)):
+        got = ms.vmap(f, in_axes=(0, None))(X, flag)
+        np.testing.assert_allclose(got, loop(f, (X, flag), (0, None)))
+
+
+def test_index_arrays_that_differ_between_examples_are_refused_with_their_line():
+    def pick(x, i):
+        return x[i]
+    with pytest.raises(UnsupportedOperationError, match="index arrays that differ") as e:
+        ms.vmap(pick)(X, np.array([[0, 1]] * 5))
+    assert "return x[i]" in str(e.value)
+    np.testing.assert_allclose(ms.vmap(pick, in_axes=(0, None))(X, np.array([2, 0])),
+                               X[:, [2, 0]])
+
+
+def test_a_length_that_depends_on_each_example_is_refused_with_its_line():
+    def positives(x):
+        return np.sum(x[x > 0])
+    with pytest.raises(UnsupportedOperationError, match="known only at run time") as e:
+        ms.vmap(positives)(X)
+    assert "x[x > 0]" in str(e.value)
+
+
+def test_per_example_gradients_of_cell_parameters():
+    from ad_compiler import nn
+
+    class Loss(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(3, 2)
+
+        def construct(self, x):
+            return (self.dense(x) ** 2).sum()
+    net = Loss()
+    grads = ms.grad(net, None, weights=net.trainable_params())
+    xs = X.astype(np.float32)
+    got = ms.vmap(grads)(ms.Tensor(xs))
+    assert [g.shape for g in got] == [(5, 2, 3), (5, 2)]
+    assert all(g.dtype == ms.float32 for g in got)
+    for k, x in enumerate(xs):
+        for g, e in zip(got, grads(ms.Tensor(x))):
+            np.testing.assert_allclose(g.asnumpy()[k], e.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_while_condition_that_differs_between_examples_is_refused_with_its_line():
+    def halve_until_small(x):
+        while np.sum(x) > 1.0:
+            x = x * 0.5
+        return x
+    with pytest.raises(UnsupportedOperationError, match="'while' loop's condition") as e:
+        ms.vmap(halve_until_small)(np.abs(X) + 1)
+    assert "while np.sum(x) > 1.0" in str(e.value)
+
+
+@ms.custom_vjp
+def clipped_sin(x):
+    return np.sin(x)
+
+
+clipped_sin.defvjp(lambda x: (np.sin(x), (x,)),
+                   lambda res, g: (np.clip(g * np.cos(res[0]), -0.5, 0.5),))
+
+
+def test_a_function_with_its_own_rule_batches_and_keeps_its_rule_in_gradients():
+    np.testing.assert_allclose(ms.vmap(clipped_sin)(X), np.sin(X))
+    per_example = ms.vmap(ms.grad(lambda x: np.sum(clipped_sin(x))))(X)
+    np.testing.assert_allclose(per_example, np.clip(np.cos(X), -0.5, 0.5))
+
+
+def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_is_refused():
+    with pytest.raises(UnsupportedOperationError, match="its own derivative rule"):
+        ms.grad(lambda x: np.sum(ms.vmap(clipped_sin)(x)))(X)
+
+
+def test_a_random_draw_inside_vmap_is_refused_with_its_line():
+    def noisy(x):
+        return x + np.random.normal(size=3)
+    with pytest.raises(UnsupportedOperationError, match="random draw") as e:
+        ms.vmap(noisy)(X)
+    assert "np.random.normal(size=3)" in str(e.value)
+
+
+SCALE = np.ones(3)
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_captured_state_is_read_at_call_time():
+    global SCALE
+    vf = ms.vmap(scaled)
+    np.testing.assert_allclose(vf(X), X)
+    SCALE[:] = 2.0
+    np.testing.assert_allclose(vf(X), 2 * X)
+    SCALE = np.full(3, 3.0)
+    np.testing.assert_allclose(vf(X), 3 * X)

@@ -1,0 +1,153 @@
+"""Registry-driven checks of every primitive's batching rule (``vmap``).
+
+For each primitive and each of its ``examples``, the op is applied to a batch of
+examples through :func:`batch_function` (its batching rule) and compared with
+a Python loop of the primitive's NumPy template over the examples: every array
+input batched along axis 0, along its last axis, mixed (one input batched,
+the others shared), and along axis 1 where an example has two axes or more.
+Python-number inputs and index arrays stay shared; other concrete arrays are
+rolled per example.
+A primitive declared later is checked here without a new test.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ad_compiler.ops  # noqa: F401  (registers the primitives)
+from ad_compiler.ad import rules
+from ad_compiler.ad.rules import ex
+from ad_compiler.ad.batching import batch_function
+from ad_compiler.errors import UnsupportedOperationError
+from ad_compiler.ir.core import AType
+from ad_compiler.ir.verifier import verify
+
+BUILT_IN = {n: p for n, p in rules.PRIMITIVES.items() if p.family != "user"}
+SIZE = 3
+
+#: primitives with no batching rule yet, and why (the gap, kept visible)
+NO_RULE = {
+    "lstsq": "np.linalg.lstsq takes one matrix, not a stack",
+    "index_winners": "its only inputs are index arrays, and index arrays that differ "
+                     "between examples are not batched",
+    "random": "a random draw: a loop over the examples gets new values for each; vmap "
+              "refuses it",
+    **{name: "lengths known only at run time (ir/dims.py): vmap refuses them"
+       for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
+    **{name: "list cotangents (second order through loops): not batched yet, vmap refuses them"
+       for name in ("list_zeros", "list_add_at", "list_add")},
+    **{name: "convolution and pooling (ops/conv.py): not batched yet, vmap refuses them"
+       for name in ("conv", "conv_filter", "conv_transpose", "max_pool", "max_pool_gather",
+                    "max_pool_scatter")},
+}
+#: examples for the primitives whose declarations have none with arrays
+EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
+#: batched inputs a rule refuses (a located error), by primitive: the refusal's words
+REFUSED = {"searchsorted": "sorted array that differs between examples"}
+#: rules no example can reach: const has no inputs, npscalar takes a Python number
+UNREACHABLE = ["const", "npscalar"]
+
+
+def _case_id(case):
+    prim, i, mode = case
+    return f"{prim.name}-{i}-{mode}"
+
+
+def _batchable(example, family) -> list[int]:
+    """The positions of the inputs a test may batch: those given as shapes (arrays the
+    test samples) and concrete arrays (rolled per example), except index arrays (shared:
+    vmap refuses index arrays that differ between examples)."""
+    return [k for k, s in enumerate(example.inputs) if isinstance(s, tuple)
+            or isinstance(s, np.ndarray) and family != "indexing"]
+
+
+def _ndim(spec) -> int:
+    return len(spec) if isinstance(spec, tuple) else np.ndim(spec)
+
+
+def _modes(example, family) -> list[str]:
+    slots = _batchable(example, family)
+    if not slots:
+        return []
+    modes = ["front", "back"]
+    if any(_ndim(example.inputs[k]) >= 2 for k in slots):
+        modes.append("one")  # axis 1: neither first nor last
+    if len(slots) > 1:
+        modes += ["first", "last"]
+    return modes
+
+
+def _examples(prim) -> list:
+    return prim.examples + EXTRA.get(prim.name, [])
+
+
+CASES = [(p, i, m) for _, p in sorted(BUILT_IN.items()) if p.batch_rule is not None
+         for i, e in enumerate(_examples(p)) for m in _modes(e, p.family)]
+
+
+def _in_axes(example, mode, family) -> list:
+    slots = _batchable(example, family)
+    chosen = {"front": slots, "back": slots, "one": slots, "first": slots[:1],
+              "last": slots[-1:]}[mode]
+    return [_axis(example.inputs[k], mode) if k in chosen else None
+            for k in range(len(example.inputs))]
+
+
+def _axis(spec, mode) -> int:
+    return {"back": _ndim(spec), "one": min(1, _ndim(spec))}.get(mode, 0)
+
+
+def _values(adcheck, prim, example, rng, k) -> list:
+    """Example ``k`` of the batch: shapes sampled, concrete arrays rolled ``k`` places."""
+    return [np.roll(v, k) if isinstance(s, np.ndarray) else v
+            for s, v in zip(example.inputs, adcheck.example_values(example, prim.domain, rng))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_batch_rule_matches_a_loop(adcheck, case):
+    prim, i, mode = case
+    example = _examples(prim)[i]
+    rng = adcheck.rng_for(_case_id(case))
+    in_axes = _in_axes(example, mode, prim.family)
+    per_example = [_values(adcheck, prim, example, rng, k) for k in range(SIZE)]
+    inputs = [np.stack([vals[k] for vals in per_example], axis=ax) if ax is not None
+              else per_example[0][k] for k, ax in enumerate(in_axes)]
+    b, args = adcheck.new_function(f"one_{prim.name}", [AType.of(v) for v in per_example[0]])
+    out = b.emit(prim.name, *args, **example.params)
+    fn = adcheck.finish(b, f"one_{prim.name}", [out])
+    if out.type.dynamic:  # a length known only at run time: refused, not batched
+        with pytest.raises(UnsupportedOperationError, match="known only at run time"):
+            batch_function(fn, in_axes, [0], SIZE)
+        return
+    if prim.name in REFUSED and in_axes[0] is not None:
+        with pytest.raises(UnsupportedOperationError, match=REFUSED[prim.name]):
+            batch_function(fn, in_axes, [0], SIZE)
+        return
+    batched = batch_function(fn, in_axes, [0], SIZE)
+    verify(batched)
+    (got,) = adcheck.run(batched, *inputs)
+    expected = []
+    for vals in per_example:
+        shared = [vals[k] if ax is not None else inputs[k] for k, ax in enumerate(in_axes)]
+        with np.errstate(all="ignore"):
+            expected.append(prim.impl(*shared, **example.params))
+    expected = np.stack([np.asarray(e) for e in expected])
+    assert np.shape(got) == expected.shape, f"{prim.name}: batched shape"
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12,
+                               err_msg=f"{prim.name} batched {in_axes}")
+    assert np.asarray(got).dtype == expected.dtype, f"{prim.name}: batched dtype"
+
+
+def test_primitives_without_a_batching_rule():
+    """The primitives vmap cannot batch yet: exactly those listed (with a reason) in NO_RULE."""
+    missing = sorted(n for n, p in BUILT_IN.items() if p.batch_rule is None)
+    assert missing == sorted(NO_RULE), f"without a batching rule: {missing}"
+
+
+def test_every_batching_rule_is_checked():
+    """A rule no example exercises is untested: every primitive with a rule has array
+    examples (list-typed ones are checked through loops in tests/api/test_vmap.py)."""
+    unchecked = sorted(n for n, p in BUILT_IN.items() if p.batch_rule is not None
+                       and p.family != "lists"
+                       and not any(_modes(e, p.family) for e in _examples(p)))
+    assert unchecked == UNREACHABLE, unchecked
