@@ -360,12 +360,31 @@ class AliasLifter:
                 hint="loop over range(len(a)) and write a[i], or loop over a copy and "
                      "write into the array")
 
+    def _from_loop_list(self, old) -> bool:
+        """Whether ``old`` is an item of a list a loop or comprehension built (read from
+        its stacked array or with ``list_get``), or a view of one: Python's list holds
+        that same array, the compiled list holds a stacked copy."""
+        lists = {id(a) for a in self.in_loop_list}
+        v = self.root(old)
+        for _ in range(16):
+            op = getattr(v, "producer", None)
+            if op is None or not op.inputs:
+                return False
+            if op.prim in ("getitem", "list_get") and id(op.inputs[0]) in lists:
+                return True
+            prim = rules.PRIMITIVES.get(op.prim)
+            if prim is None or not prim.aliases(op):
+                return False
+            v = op.inputs[0]
+        return False
+
     def _check_appended(self, old) -> None:
-        if any(self.related(old, a) for a in self.in_loop_list):
+        if any(self.related(old, a) for a in self.in_loop_list) or self._from_loop_list(old):
             raise UnsupportedOperationError(
-                "this writes into an array that a loop also appended to a list, which "
-                "in Python holds that same array and would see the write",
-                hint="append a copy in the loop: ys.append(v.copy())")
+                "this writes into an array that a loop (or a comprehension) also put in a "
+                "list, which in Python holds that same array and would see the write",
+                hint="rebind instead of writing in place (v = v / 2.0), or put a copy in "
+                     "the list: ys.append(v.copy())")
         for frame in self.frames:
             for value in frame.scope.env.values():
                 if isinstance(value, Appender) and any(i is old for i in value.items):

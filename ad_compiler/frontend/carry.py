@@ -399,6 +399,8 @@ class CarryLifter:
             stacked = None if length is None else self.b.stack_list(
                 value, axis=0, length=length, hint=names[0] + "_array")
             lst = LoopList(value, length, names[0], stacked)
+            # its items are the arrays Python's list holds (alias._from_loop_list)
+            self.in_loop_list.extend(v for v in (value, stacked) if v is not None)
             for name in names:
                 env[name] = lst
         env.pop(BROKE, None)

@@ -420,7 +420,7 @@ def writes_an_array_a_loop_appended(x):
 
 
 @pytest.mark.parametrize("fn, arg, match", [
-    (writes_an_array_a_loop_appended, X, "appended to a list"),
+    (writes_an_array_a_loop_appended, X, "also put in a list"),
     (writes_rows_it_iterates, X, "loop runs over"),
     (writes_through_the_row, X, "loop runs over"),
     (writes_into_global, X, "does not own"),
@@ -518,3 +518,41 @@ def loop_over_a_tuple_with_branches(x):
 def test_unrolled_loops_read_items_as_written(api, fn):
     check(api, fn, X)
     check(api, fn, Y)
+
+
+def _write_through_comprehension_item(x):
+    t = [x[k] * 1.05 for k in range(3)]
+    for i in t:
+        i /= 2.0                      # Python's list holds i: the write reaches it
+    return float(np.sum(np.concatenate(t)))
+
+
+def _write_through_loop_list_item(x):
+    ys = []
+    for r in x:
+        ys.append(r * 2.0)
+    for y in ys:
+        y += 1.0
+    return np.sum(np.stack(ys))
+
+
+@pytest.mark.parametrize("fn", [_write_through_comprehension_item, _write_through_loop_list_item])
+def test_a_write_into_an_item_of_a_built_list_is_refused_not_lost(fn):
+    from ad_compiler.errors import UnsupportedOperationError
+    x = np.array([[-0.95, 0.9], [-0.35, -1.4], [0.55, -0.26]])
+    with pytest.raises(UnsupportedOperationError, match="also put in a list") as info:
+        ms.value_and_grad(fn)(x)
+    assert "test_aliasing.py" in str(info.value)
+
+
+def _rebinding_a_comprehension_item(x):
+    t = [x[k] * 1.05 for k in range(3)]
+    for i in t:
+        i = i / 2.0                   # a new array: the list keeps its items
+    return float(np.sum(np.concatenate(t)))
+
+
+def test_rebinding_an_item_of_a_built_list_is_fine():
+    x = np.array([[-0.95, 0.9], [-0.35, -1.4], [0.55, -0.26]])
+    assert ms.value_and_grad(_rebinding_a_comprehension_item)(x)[0] == pytest.approx(
+        _rebinding_a_comprehension_item(x.copy()))
