@@ -23,41 +23,63 @@ from typing import Any, Callable
 from ..errors import GradRuntimeError, GradTypeError
 
 
-class CustomVJP:
-    """A function with a custom VJP (see the module docstring)."""
+class _CustomRule:
+    """A plain function with a rule of its own, set once (``kind``: "VJP" or "JVP";
+    ``define``: the method that sets it, for messages)."""
+
+    kind = ""
+    define = ""
 
     def __init__(self, fn: Callable[..., Any]):
         if not callable(fn):
-            raise GradTypeError(f"custom_vjp needs a function, not {type(fn).__name__}")
+            raise GradTypeError(f"custom_{self.kind.lower()} needs a function, "
+                                f"not {type(fn).__name__}")
         self.fn = fn
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
+        self.rule: tuple | None = None
         functools.update_wrapper(self, fn)
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
-        """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
-        if self.fwd is not None:
-            raise GradRuntimeError(f"{self.__name__} already has a VJP rule",
-                                   hint="make a new ms.custom_vjp(fn) for another rule")
-        if not (callable(fwd) and callable(bwd)):
-            raise GradTypeError("defvjp(fwd, bwd) needs two functions")
-        self.fwd, self.bwd = fwd, bwd
+    def _set(self, *functions) -> None:
+        if self.rule is not None:
+            raise GradRuntimeError(f"{self.__name__} already has a {self.kind} rule",
+                                   hint=f"make a new ms.custom_{self.kind.lower()}(fn) "
+                                        "for another rule")
+        if not all(callable(f) for f in functions):
+            raise GradTypeError(f"{self.define} needs {len(functions)} function(s)")
+        self.rule = functions
 
-    def checked(self) -> "CustomVJP":
+    def checked(self):
         """``self``, once its rule is set (compiling a call before is an error)."""
-        if self.fwd is None:
-            raise GradRuntimeError(f"{self.__name__} has no VJP rule yet",
-                                   hint=f"call {self.__name__}.defvjp(fwd, bwd) first")
+        if self.rule is None:
+            raise GradRuntimeError(f"{self.__name__} has no {self.kind} rule yet",
+                                   hint=f"call {self.__name__}.{self.define} first")
         return self
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<custom_vjp {self.__name__}>"
+        return f"<custom_{self.kind.lower()} {self.__name__}>"
 
 
-class CustomJVP:
+class CustomVJP(_CustomRule):
+    """A function with a custom VJP (see the module docstring)."""
+
+    kind, define = "VJP", "defvjp(fwd, bwd)"
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
+        self._set(fwd, bwd)
+
+    @property
+    def fwd(self):
+        return None if self.rule is None else self.rule[0]
+
+    @property
+    def bwd(self):
+        return None if self.rule is None else self.rule[1]
+
+
+class CustomJVP(_CustomRule):
     """A function with a custom JVP: ``f = ms.custom_jvp(f); f.defjvp(jvp)`` where
     ``jvp(primals, tangents) -> (out, tangent_out)`` (tuples with one entry per argument).
 
@@ -65,33 +87,15 @@ class CustomJVP:
     the tangents), so one rule serves both, as in JAX.
     """
 
-    def __init__(self, fn: Callable[..., Any]):
-        if not callable(fn):
-            raise GradTypeError(f"custom_jvp needs a function, not {type(fn).__name__}")
-        self.fn = fn
-        self.jvp: Callable | None = None
-        functools.update_wrapper(self, fn)
+    kind, define = "JVP", "defjvp(jvp)"
 
     def defjvp(self, jvp: Callable[..., Any]) -> None:
         """Set the rule ``jvp(primals, tangents) -> (out, tangent_out)``."""
-        if self.jvp is not None:
-            raise GradRuntimeError(f"{self.__name__} already has a JVP rule",
-                                   hint="make a new ms.custom_jvp(fn) for another rule")
-        if not callable(jvp):
-            raise GradTypeError("defjvp(jvp) needs a function")
-        self.jvp = jvp
+        self._set(jvp)
 
-    def checked(self) -> "CustomJVP":
-        if self.jvp is None:
-            raise GradRuntimeError(f"{self.__name__} has no JVP rule yet",
-                                   hint=f"call {self.__name__}.defjvp(jvp) first")
-        return self
-
-    def __call__(self, *args, **kwargs):
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<custom_jvp {self.__name__}>"
+    @property
+    def jvp(self):
+        return None if self.rule is None else self.rule[0]
 
 
 def custom_jvp(fn: Callable[..., Any]) -> CustomJVP:
