@@ -13,36 +13,19 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from tests.corpus.load import corpus as corpus_module
+from tests.corpus.load import checkable_cases, to_float64
 
 
 
 
-def _float64(tree):
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(_float64(t) for t in tree)
-    if isinstance(tree, dict):
-        return {k: _float64(v) for k, v in tree.items()}
-    if isinstance(tree, (np.ndarray, np.floating)) and tree.dtype.kind == "f":
-        return tree.astype(np.float64)
-    return tree
-
-
-def _has_float(args) -> bool:
-    return any(isinstance(a, float) or isinstance(a, np.ndarray) and a.dtype.kind == "f"
-               for a in args)
-
-
-# stop_gradient cuts derivatives that central differences see
-CASES = [c for c in corpus_module().CORPUS
-         if not c.xfail and c.fd_reference is None and _has_float(c.make())]
+CASES = checkable_cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_forward_mode_matches_central_differences(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ms.check_grad(case.function, _float64(case.make()), modes=("fwd",))
+        ms.check_grad(case.function, to_float64(case.make()), modes=("fwd",))
 
 
 def test_the_corpus_exercises_every_structured_op():
@@ -52,7 +35,7 @@ def test_the_corpus_exercises_every_structured_op():
     seen = set()
     for c in CASES:
         try:
-            lifted = lift(c.function, tuple(spec_of(a) for a in _float64(c.make())))
+            lifted = lift(c.function, tuple(spec_of(a) for a in to_float64(c.make())))
         except Exception:  # noqa: BLE001 - only counting
             continue
         seen |= {op.prim for op in lifted.function.body.walk()}

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from tests.corpus.load import corpus as corpus_module
+from tests.corpus.load import checkable_cases, to_float64
 from ad_compiler.codegen import compile_function
 from ad_compiler.ir.builder import Builder
 from ad_compiler.ir.control import build_for
@@ -326,19 +326,7 @@ def test_a_reversed_loop_stacks_iteration_i_at_item_i():
 
 
 
-def _float64(args):
-    return tuple(a.astype(np.float64) if isinstance(a, (np.ndarray, np.floating))
-                 and a.dtype.kind == "f" else a for a in args)
-
-
-def _has_float(args) -> bool:
-    return any(isinstance(a, float) or isinstance(a, np.ndarray) and a.dtype.kind == "f"
-               for a in args)
-
-
-# stop_gradient cuts derivatives that central differences see
-CORPUS = [c for c in corpus_module().CORPUS
-          if not c.xfail and c.fd_reference is None and _has_float(c.make())]
+CORPUS = checkable_cases()
 
 
 #: corpus functions whose second-order reverse check still refuses, and why
@@ -353,6 +341,6 @@ def test_the_corpus_goes_reverse_over_reverse(case):
         warnings.simplefilter("ignore")
         if case.name in STILL_REFUSED:
             with pytest.raises(Exception):
-                ms.check_grad(case.function, _float64(case.make()), order=2, modes=("rev",))
+                ms.check_grad(case.function, to_float64(case.make()), order=2, modes=("rev",))
             return
-        ms.check_grad(case.function, _float64(case.make()), order=2, modes=("rev",))
+        ms.check_grad(case.function, to_float64(case.make()), order=2, modes=("rev",))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from tests.corpus.load import corpus as corpus_module
+from tests.corpus.load import corpus as corpus_module, to_float64
 
 
 
@@ -82,16 +82,6 @@ def corpus_leaves(tree):
     if isinstance(tree, dict):
         return [leaf for v in tree.values() for leaf in corpus_leaves(v)]
     return [tree]
-
-
-def to_float64(tree):
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(to_float64(t) for t in tree)
-    if isinstance(tree, dict):
-        return {k: to_float64(v) for k, v in tree.items()}
-    if isinstance(tree, (np.ndarray, np.floating)) and tree.dtype.kind == "f":
-        return tree.astype(np.float64)
-    return tree
 
 
 def to_float32(tree):
