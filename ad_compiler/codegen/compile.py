@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..depth import on_deep_stack, too_deep
+from ..stages import run_stage
 from .emit import function_name, to_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
@@ -54,8 +55,9 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
 
 
 def _generate(fn, filename: str, comments: bool, reuse_buffers: bool):
-    source, namespace = to_source(fn, comments=comments, reuse_buffers=reuse_buffers)
-    return source, namespace, compile(source, filename, "exec")
+    source, namespace = run_stage("codegen", to_source, fn, comments=comments,
+                                  reuse_buffers=reuse_buffers)
+    return source, namespace, run_stage("compile()", compile, source, filename, "exec")
 
 
 def _too_deep(fn):

@@ -34,6 +34,7 @@ import gast
 
 from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
+from ..stages import stage
 from .fence import fence
 from .sources import file_lines
 
@@ -74,6 +75,7 @@ class Parsed:
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+@stage("parse")
 def parse_function(fn) -> Parsed:
     """The fenced gast tree of the plain Python function ``fn`` and its :class:`Source`."""
     try:
