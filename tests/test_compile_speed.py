@@ -56,3 +56,65 @@ def test_a_cache_hit_runs_no_stage():
     with stage_times() as times:
         g(x, w)
     assert times.rows == []
+
+
+_LAZY_CHECK = r'''
+import sys
+import ad_compiler as ms
+lazy = ["ad_compiler.nn.layers", "ad_compiler.nn.optim", "ad_compiler.nn.loss",
+        "ad_compiler.api.hessian", "ad_compiler.api.checking", "ad_compiler.common"]
+assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]
+from ad_compiler import nn
+from ad_compiler.nn import Adam, Dense
+assert nn.Dense is Dense and Dense.__module__ == "ad_compiler.nn.layers"
+assert issubclass(Adam, nn.Optimizer) and nn.optim.Adam is Adam
+assert ms.nn is nn and ms.Parameter is nn.Parameter
+assert ms.hessian.__module__ == "ad_compiler.api.hessian" and callable(ms.check_grad)
+assert ms.common.initializer.__name__ == "ad_compiler.common.initializer"
+assert {"nn", "hessian", "custom_vjp"} <= set(dir(ms)) and "Adam" in dir(nn)
+for name in ms.__all__:
+    getattr(ms, name)
+for name in nn.__all__:
+    getattr(nn, name)
+for module, name in ((ms, "no_such_name"), (nn, "no_such_layer")):
+    try:
+        getattr(module, name)
+    except AttributeError as e:
+        assert name in str(e)
+    else:
+        raise AssertionError(name)
+print("ok")
+'''
+
+
+def test_lazy_modules_load_on_first_use():
+    """``import ad_compiler`` leaves the layers, optimizers and rarely used transforms
+    unloaded; attribute access and ``from ... import`` load them."""
+    out = subprocess.run([sys.executable, "-c", _LAZY_CHECK], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_the_collector_is_paused_during_a_compilation_only():
+    import gc
+
+    from ad_compiler.gc_pause import gc_paused
+    seen = []
+    with gc_paused():
+        seen.append(gc.isenabled())
+        with gc_paused():
+            seen.append(gc.isenabled())
+        seen.append(gc.isenabled())
+    assert seen == [False, False, False] and gc.isenabled()
+    ms.grad(_fresh_function())(np.ones((2, 3)), np.ones((3, 2)))
+    assert gc.isenabled()
+
+
+def test_a_collector_the_program_disabled_stays_disabled():
+    import gc
+    gc.disable()
+    try:
+        ms.grad(_fresh_function())(np.ones((2, 3)), np.ones((3, 2)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
