@@ -44,6 +44,7 @@ with :func:`method`.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import sys
@@ -354,6 +355,12 @@ def get(name: str) -> Primitive:
 
 def template_fields(template: str) -> tuple[int, list[str]]:
     """Number of positional inputs and the param names used by ``template``."""
+    n, names = _template_fields(template)
+    return n, list(names)
+
+
+@functools.lru_cache(maxsize=None)  # templates are the primitives' own: a few hundred
+def _template_fields(template: str) -> tuple[int, tuple]:
     import string
     n, names = 0, []
     for _, field_name, _, _ in string.Formatter().parse(template):
@@ -363,7 +370,7 @@ def template_fields(template: str) -> tuple[int, list[str]]:
             n = max(n, int(field_name) + 1)
         elif field_name not in names:
             names.append(field_name)
-    return n, names
+    return n, tuple(names)
 
 
 def _array_inputs(impl: Callable) -> Callable:
