@@ -36,7 +36,7 @@ from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from ..stages import stage
 from .fence import fence
-from .sources import file_lines
+from .sources import block_at, file_lines
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def _source_lines(fn) -> tuple[list[str], int, str]:
     """The lines of ``fn``'s definition as Python loaded them (:mod:`.sources`)."""
     code = fn.__code__
     start = max(code.co_firstlineno, 1)
-    lines = inspect.getblock(file_lines(fn)[start - 1:])
+    lines = block_at(file_lines(fn), start - 1)
     return lines, start, code.co_filename
 
 
