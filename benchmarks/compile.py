@@ -3,6 +3,8 @@
     python -m benchmarks.compile                  # sizes 10, 100, 1000, 3000 + 30-line + import
     python -m benchmarks.compile --sizes 10,100   # fewer sizes
     python -m benchmarks.compile --stages         # also the per-stage table of each size
+    python -m benchmarks.compile --loops 10,100   # also loops of 10 and 100 statements
+    python -m benchmarks.compile --workloads      # also the benchmark workloads
 
 Every measurement runs in a fresh Python process (``python -m benchmarks.compile
 --one ...``), so each is a *cold first call*: the first gradient compiled after
@@ -14,7 +16,8 @@ package does, even where ``PYTHONDONTWRITEBYTECODE`` is set.
 
 Programs: ``straight_line(n)`` is a function of ``n`` statements written as a user
 would (elementwise ops, matmul, reductions, slicing, transposes) on 4x4 arrays, every
-value used later; ``realistic()`` a 30-line two-layer network with layer norm, a
+value used later (``--loops``: the same statements as the body of a data-dependent
+``while`` loop); ``realistic()`` a 30-line two-layer network with layer norm, a
 softmax cross-entropy and a weight penalty. The slope is that of log(time) against
 log(statements) between the smallest and the largest size: 1.0 is linear.
 """
@@ -92,6 +95,15 @@ def straight_line_source(n: int, seed: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
+def loop_source(n: int, seed: int = 0) -> str:
+    """``f(x, w)`` whose ``n`` statements run in a data-dependent ``while`` loop."""
+    lines = straight_line_source(n, seed).splitlines()[4:-1]  # a0 = ... a{n-1} = ...
+    body = ["        " + ln.strip() for ln in lines]
+    return "\n".join(["import numpy as np", "", "", "def f(x, w):", "    k = 0",
+                      "    while np.sum(x * x) < 1e6 and k < 3:", "        k = k + 1",
+                      *body, f"        x = np.tanh(a{n - 1})", "    return np.sum(x)"]) + "\n"
+
+
 def _load(source: str, name: str):
     """Write ``source`` to a module file and import it (the compiler reads the file)."""
     directory = tempfile.mkdtemp(prefix="ad_bench_")
@@ -104,11 +116,11 @@ def _load(source: str, name: str):
     return getattr(module, name)
 
 
-def straight_line(n: int):
-    """``(f, args)``: the ``n``-statement function and its inputs."""
+def straight_line(n: int, loop: bool = False):
+    """``(f, args)``: the ``n``-statement function (in a loop) and its inputs."""
     rng = np.random.default_rng(0)
-    return _load(straight_line_source(n), "f"), (rng.standard_normal((4, 4)),
-                                                 rng.standard_normal((4, 4)) * 0.5)
+    source = loop_source(n) if loop else straight_line_source(n)
+    return _load(source, "f"), (rng.standard_normal((4, 4)), rng.standard_normal((4, 4)) * 0.5)
 
 
 def realistic():
@@ -133,8 +145,8 @@ def measure_one(program: str) -> dict:
         fn, args, positions = _workload(program.partition(":")[2])
         statements = 0
     else:
-        statements = int(program)
-        fn, args = straight_line(statements)
+        statements = int(program.rpartition(":")[2])
+        fn, args = straight_line(statements, loop=program.startswith("loop:"))
         positions = (0, 1)
     g = ms.grad(fn, grad_position=positions)
     with stage_times() as times:
@@ -206,6 +218,8 @@ def main(argv=None) -> int:
     parser.add_argument("--stages", action="store_true", help="print each stage table")
     parser.add_argument("--workloads", action="store_true",
                         help="also the cold first call of each benchmark workload")
+    parser.add_argument("--loops", default="",
+                        help="also these sizes with the statements in a while loop (10,100)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -218,13 +232,14 @@ def main(argv=None) -> int:
     print(f"import ad_compiler: {wall * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms cpu "
           "(numpy included; medians of 5 fresh processes)\n")
     programs = ["realistic"] + args.sizes.split(",")
+    programs += [f"loop:{n}" for n in args.loops.split(",") if n]
     if args.workloads:
         from benchmarks.control_workloads import CONTROL_WORKLOADS
         from benchmarks.workloads import WORKLOADS
         programs += [f"workload:{w.name}" for w in list(WORKLOADS) + list(CONTROL_WORKLOADS)
                      if w.name != "identity"]
     print(f"{'program':<32}{'first call ms':>14}{'cpu ms':>10}{'ms/stmt':>9}{'cpu/stmt':>10}")
-    points = []
+    points, loop_points = [], []
     for program in programs:
         runs = sorted((run_fresh(program) for _ in range(args.repeat)),
                       key=lambda r: r["first"][1])
@@ -238,9 +253,12 @@ def main(argv=None) -> int:
             print("\n".join("    " + line for line in best["report"].splitlines()))
         if program.isdigit():
             points.append((n, cpu))
-    if len(points) > 1:
-        print(f"\nlog-log slope of CPU time, {points[0][0]} to {points[-1][0]} statements: "
-              f"{slope(points):.2f}")
+        elif program.startswith("loop:"):
+            loop_points.append((n, cpu))
+    for what, pts in (("", points), (" (loops)", loop_points)):
+        if len(pts) > 1:
+            print(f"\nlog-log slope of CPU time{what}, {pts[0][0]} to {pts[-1][0]} statements: "
+                  f"{slope(pts):.2f}")
     return 0
 
 
