@@ -14,6 +14,10 @@ Two levels, both checked before anything else on every call:
 """
 from __future__ import annotations
 
+import ast
+import inspect
+import keyword
+from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -92,11 +96,44 @@ def _selected(entry, args):
 
 class Guard(NamedTuple):
     """The two forms of one signature's guard (see :func:`guarded`)."""
-    call: Callable      # call(*args, **kwargs): the gradient, or ``miss(*args, **kwargs)``
+    call: Callable      # called as the gradient function: the gradient, or ``miss(...)``
     probe: Callable     # probe(args): the gradient, or MISS
 
 
-def guarded(key, fast, miss, captured=None, owner=None) -> Guard:
+def parameter_names(fn) -> tuple[tuple[str, ...] | None, str]:
+    """``(names, name)``: the names of the parameters of ``fn`` (a Cell's
+    ``construct``) when every one can be given by position or by keyword (``def
+    f(x, y=1.0)``), else None (``*args``, keyword-only, ``**kwargs``, positional-only,
+    or no signature to read); and ``fn``'s name (``"call"`` without one)."""
+    from ..frontend.resolve import is_cell
+    target = getattr(fn, "construct", None) if is_cell(fn) else fn
+    name = getattr(target, "__name__", None)
+    name = name if isinstance(name, str) and name.isidentifier() else "call"
+    try:
+        sig = inspect.signature(target, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return None, name
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
+        return None, name
+    return tuple(sig.parameters), name
+
+
+def _call_again(miss, names, values, rest):
+    """Call ``miss`` as the guard was called: the values given by position (the
+    leading ones, then ``rest``), those after a gap by keyword (binding them by
+    name or by position is the same for these parameters)."""
+    args, kwargs = [], {}
+    for name, value in zip(names, values):
+        if value is MISS:
+            continue
+        if kwargs or len(args) < names.index(name):
+            kwargs[name] = value
+        else:
+            args.append(value)
+    return miss(*args, *rest, **kwargs)
+
+
+def guarded(key, fast, miss, captured=None, owner=None, params=None, name="call") -> Guard:
     """The guard of signature ``key`` (see :func:`ndarray_signature`): the gradient when
     the inputs have that signature and the captured state is still what the code was
     compiled for; otherwise ``call`` hands the call on to ``miss`` and ``probe``
@@ -109,48 +146,88 @@ def guarded(key, fast, miss, captured=None, owner=None) -> Guard:
     path. The reads and checks of the ``captured`` state (api/state.py) are inlined
     after the input checks, with ``owner`` as their root; the captured arrays follow
     the inputs.
+
+    ``params``: the differentiated function's parameter names (:func:`parameter_names`).
+    When given, ``call`` takes them as its own parameters, named ``name`` (the
+    function's): a call binds as a call of the function would (``g(x, y=y)``), and
+    it needs no ``*args`` tuple or ``**kwargs`` dict. Without them (or when a name
+    would shadow one the guard reads), ``call`` takes ``*args, **kwargs``.
     """
     fn, bare = fast
-    names = [f"a{i}" for i in range(len(key))]
     namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS, "miss": miss}
+    for i, k in enumerate(key):
+        if k is float:
+            continue
+        if k[0] is int or k[0] is bool:  # (identity: np.dtype('int64') == int)
+            namespace[f"value{i}"] = k[1]
+        else:
+            namespace[f"dtype{i}"], namespace[f"shape{i}"] = k
+    read, outs = (reader_code(captured, namespace, "{fail}", strong_roots=True) if captured
+                  else ("", []))
+    names = [f"a{i}" for i in range(len(key))]
+    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
+    # unpacking checks the number of inputs (no len() call: a try costs nothing)
+    take = (f"    try:\n        {unpack}\n    except ValueError:\n        {{fail}}\n"
+            if names else "    if args:\n        {fail}\n")
+    probe = _guard_source("probe", "args", take, "return MISS", read, *_body(key, names, outs, bare))
+    call = _named_call(probe, key, read, outs, bare, params, name, namespace, miss)
+    if call is None:
+        name = "call"
+        call = _guard_source(name, "*args, **kwargs", "    if kwargs:\n        {fail}\n" + take,
+                             "return miss(*args, **kwargs)", read, *_body(key, names, outs, bare))
+    return Guard(call=_define(call, name, namespace), probe=_define(probe, "probe", namespace))
+
+
+def _define(source: str, name: str, namespace: dict) -> Callable:
+    """The function ``name`` that ``source`` defines, run in ``namespace``."""
+    exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
+    return namespace.pop(name)  # not left in its own globals: no cycle
+
+
+def _body(key, names, outs, bare) -> tuple[list[str], str]:
+    """``(checks, call)``: the conditions on the inputs ``names`` of signature ``key``
+    and the call of the generated function (captured arrays ``outs`` after them)."""
     checks, dynamic = [], []
     for i, (name, k) in enumerate(zip(names, key)):
         if k is float:
             checks.append(f"type({name}) is float")
-        elif k[0] is int or k[0] is bool:  # (identity: np.dtype('int64') == int)
+        elif k[0] is int or k[0] is bool:
             # not an input of the generated code: its value is in it
-            namespace[f"value{i}"] = k[1]
             checks.append(f"type({name}) is {k[0].__name__} and {name} == value{i}")
             continue
         else:
-            namespace[f"dtype{i}"], namespace[f"shape{i}"] = k
             checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
                           f"and {name}.dtype is dtype{i}")
         dynamic.append(name)
-    read, outs = (reader_code(captured, namespace, "{fail}", strong_roots=True) if captured
-                  else ("", []))
-    call = f"fn({', '.join(dynamic + outs)})" + ("[0]" if bare else "")
-    forms = {}
-    for form, head, fail in (("call", "*args, **kwargs", "return miss(*args, **kwargs)"),
-                             ("probe", "args", "return MISS")):
-        source = _guard_source(form, head, fail, names, checks, read, call)
-        exec(compile(source, "<ad_compiler fast path>", "exec"), namespace)  # noqa: S102
-        forms[form] = namespace.pop(form)  # not left in its own globals: no cycle
-    return Guard(**forms)
+    return checks, f"fn({', '.join(dynamic + outs)})" + ("[0]" if bare else "")
 
 
-def _guard_source(form, head, fail, names, checks, read, call) -> str:
-    unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
-    # unpacking checks the number of inputs (no len() call: a try costs nothing)
-    take = (f"    try:\n        {unpack}\n    except ValueError:\n        {fail}\n"
-            if names else f"    if args:\n        {fail}\n")
-    if form == "call":
-        take = f"    if kwargs:\n        {fail}\n" + take
+def _named_call(probe, key, read, outs, bare, params, name, namespace, miss) -> str | None:
+    """The source of the guard's call form taking the function's own parameters (see
+    :func:`guarded`), or None when it cannot: no names, fewer names than inputs, or a
+    name the guard's code reads already (it would shadow it)."""
+    if params is None or len(params) < len(key) or keyword.iskeyword(name):
+        return None
+    read_names = {n.id for n in ast.walk(ast.parse(probe)) if isinstance(n, ast.Name)}
+    if read_names & {*params, name, "rest", "again", "probe"} or name in params:
+        return None
+    namespace["again"] = partial(_call_again, miss, params)
+    checks, call = _body(key, list(params[:len(key)]), outs, bare)
+    # parameters after the inputs of this signature must not be given; nor more inputs
+    checks += [f"{p} is MISS" for p in params[len(key):]] + ["not rest"]
+    head = ", ".join([f"{p}=MISS" for p in params] + ["*rest"])
+    values = f"({', '.join(params)}{',' if len(params) == 1 else ''})"
+    return _guard_source(name, head, "", f"return again({values}, rest)", read, checks, call)
+
+
+def _guard_source(form, head, take, fail, read, checks, call) -> str:
+    """A guard named ``form`` taking ``head``: ``take`` (with ``{fail}``) binds the
+    inputs, then the ``checks`` and the ``read`` of captured state pass or ``fail``."""
     if read:
         read = ("        try:\n" + indent(read.replace("{fail}", fail), 12)
                 + f"        except Exception:\n            {fail}\n")
     return (f"def {form}({head}):\n"
-            f"{take}"
+            f"{take.replace('{fail}', fail)}"
             f"    if {' and '.join(checks) or 'True'}:\n"
             f"{read}"
             f"        return {call}\n"

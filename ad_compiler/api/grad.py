@@ -32,7 +32,7 @@ from ..frontend import owner_of
 from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
-from .fastpath import MISS, fast_call, guarded, ndarray_signature
+from .fastpath import MISS, fast_call, guarded, ndarray_signature, parameter_names
 from .signature import flatten, signature
 from .state import current_entry, next_serial
 
@@ -85,6 +85,7 @@ class GradFunction:
         self._fast: dict = {}   # plain-ndarray signature -> its Guard (fastpath.py)
         self._miss = _general_path(self)
         self._hot = self._miss  # the guard's call of the signature used last
+        self._params = parameter_names(fn)  # what the guards take (fastpath.guarded)
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -166,7 +167,8 @@ class GradFunction:
         fast = fast_call(self.config, entry, args)
         if fast is not None:
             key = ndarray_signature(args)
-            guard = self._fast[key] = guarded(key, fast, self._miss, entry.captured, self._owner)
+            guard = self._fast[key] = guarded(key, fast, self._miss, entry.captured, self._owner,
+                                              *self._params)
             self._hot = guard.call
         return packing.pack(self, entry, outs, args, kinds)
 

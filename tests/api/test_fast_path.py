@@ -61,3 +61,66 @@ def test_a_differentiated_int_position_stays_an_error():
     for _ in range(2):   # never served by a guard
         with pytest.raises(GradRuntimeError, match="constant with no gradient"):
             g(X, 4, True)
+
+
+# -- the guard takes the function's own parameters (no *args tuple, no **kwargs dict) --
+
+def scaled(x, y=2.0):
+    return np.sum(np.sin(x) * y)
+
+
+def _error(call):
+    with pytest.raises(TypeError) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+def test_the_guard_is_named_after_the_function_and_takes_its_parameters():
+    g = ms.grad(scaled)
+    g(X)
+    assert g._hot.__name__ == "scaled"
+    assert list(g._hot.__code__.co_varnames[:2]) == ["x", "y"]
+
+
+@pytest.mark.parametrize("args", [(), (X, 2.0, 3.0), (X, 2.0, 3.0, 4.0)])
+def test_a_wrong_number_of_inputs_is_the_same_error_hot_or_cold(args):
+    cold = _error(lambda: ms.grad(scaled)(*args))
+    g = ms.grad(scaled)
+    g(X, 2.0)   # the guard of (array, float) is hot
+    assert _error(lambda: g(*args)) == cold
+    assert "scaled" in cold[1]
+
+
+def test_a_default_parameter_given_or_not_takes_its_own_signature():
+    g = ms.grad(scaled)
+    for _ in range(2):
+        np.testing.assert_allclose(g(X), 2.0 * np.cos(X))
+        np.testing.assert_allclose(g(X, 3.0), 3.0 * np.cos(X))   # misses the 1-input guard
+        np.testing.assert_allclose(g(X), 2.0 * np.cos(X))
+
+
+def fn(ndarray, type, MISS):   # parameter names the guard's own code reads
+    return np.sum(ndarray * type * MISS)
+
+
+def test_parameter_names_the_guard_reads_are_not_shadowed():
+    g = ms.grad(fn, grad_position=(0, 1, 2))
+    a, b, c = X, X + 1.0, X + 2.0
+    for _ in range(3):
+        got = g(a, b, c)
+        for i, want in enumerate((b * c, a * c, a * b)):
+            np.testing.assert_allclose(got[i], want)
+    assert g._hot.__name__ == "call"   # the *args form
+
+
+def star(*xs):
+    return np.sum(xs[0] * xs[1])
+
+
+def test_a_variadic_function_keeps_the_args_form():
+    g = ms.grad(star, grad_position=(0, 1))
+    for _ in range(2):
+        dx, dy = g(X, X + 1.0)
+        np.testing.assert_allclose(dx, X + 1.0)
+        np.testing.assert_allclose(dy, X)
+    assert g._hot.__name__ == "call"
