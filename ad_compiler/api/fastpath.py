@@ -1,27 +1,28 @@
-"""The fast call path of a gradient function: plain ndarrays and Python floats in,
-the generated function's own outputs out.
+"""The fast call path of a gradient function: a generated guard per call signature.
 
-Two levels, both checked before anything else on every call:
-
-* :func:`fast_call` decides once per signature whether the generated function's
-  outputs already are the result (no packing, no Tensors, no Parameters);
-* :func:`guarded` makes, for the signature used last, a guard specialised to it:
-  a small generated function that checks each input's type, shape and dtype in
-  one expression and calls the generated gradient. Calling the gradient function
-  runs it directly (``GradFunction.__call__`` is the guard of the signature used
-  last), so a cache hit is one Python frame; a miss hands the call on to the
-  general path.
+:func:`guarded` makes, for a signature whose gradients need no Parameter and no
+sensitivity (:func:`_fits`), a small generated function that checks each input
+(:func:`_take`: arrays and Tensors by type, shape and dtype, constants by value,
+tuples and lists item by item), reads and checks the captured state, calls the
+generated gradient and arranges its outputs as the general path would (a
+Tensor's gradient as a Tensor). Calling the gradient function runs it directly
+(``GradFunction.__call__`` is the guard of the signature used last), so a cache
+hit is one Python frame; a miss hands the call on to the general path.
 """
 from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import keyword
 from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..errors import GradTypeError
+from ..tensor import Tensor
+from .signature import ARRAY, PYFLOAT, TENSOR, signature
 from .state import indent, reader_code
 
 
@@ -38,60 +39,80 @@ class _Miss:
 MISS = _Miss()
 
 
-#: the key of a Python int or bool argument: its type and value (code specialises on it)
-_STATIC_TYPES = (int, bool)
+def fast_key(args):
+    """The signature of ``args`` (:func:`~.signature.signature`, the key of the guards),
+    or None when the inputs are refused (the general path says why)."""
+    try:
+        return signature(args)
+    except GradTypeError:
+        return None
 
 
-def ndarray_signature(args):
-    """The signature of ``args`` when every one is a plain ndarray, a Python float, or
-    a Python int or bool (by value: compiled code specialises on it), else None."""
-    key = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append((a.dtype, a.shape))
-        elif t is float:
-            key.append(float)
-        elif t in _STATIC_TYPES:
-            key.append((t, a))
+def _fits(config, entry) -> bool:
+    """Only input gradients are returned, and no state but captured values is read."""
+    return not (config.sens or config.has_aux or config.with_value or config.return_ids
+                or config.by_list or entry.params or entry.randoms or entry.n_value_outs
+                or entry.effects)
+
+
+class _Input(NamedTuple):
+    """How a guard takes one argument: the ``checks`` that it has the signature's
+    shape, the expressions of its dynamic ``leaves`` (the generated function's
+    inputs) and their ``kinds``, and ``result(outs)``: the expression of its
+    gradient from an iterator over the expressions of the leaves' gradients (each
+    already of its leaf's type)."""
+    checks: list
+    leaves: list
+    kinds: list
+    result: Callable
+
+
+def _take(e: str, k, x, ns: dict, counter) -> _Input | None:
+    """How a guard takes argument ``x`` (the expression ``e``) of signature ``k``, or
+    None when it cannot (a guard then never runs: the general path takes the call).
+    Ints, bools, strings and None are checked by value (the code specialises on
+    them); arrays and Tensors of at least one dimension by type, shape and dtype;
+    tuples and lists item by item."""
+    if k == PYFLOAT:
+        return _Input([f"type({e}) is float"], [e], [k], next)
+    kind = k[0]
+    if kind == "static":
+        t, value = k[1], k[2]
+        if value is None:
+            check = f"{e} is None"
+        elif t in (int, bool, str):
+            i = next(counter)
+            ns[f"value{i}"] = value
+            check = f"type({e}) is {t.__name__} and {e} == value{i}"
         else:
             return None
-    return tuple(key)
-
-
-def fast_call(config, entry, args):
-    """``(generated function, bare)`` to call directly in the common case, or None.
-
-    When every input is a plain ndarray of at least one dimension, a Python float
-    whose gradient the generated code already returns as a Python float, or a Python
-    int or bool that is not differentiated (its value is in the code), no Parameter
-    is read and only input gradients are returned, the generated function's outputs
-    already are the result: one gradient bare (``bare``: take output 0), several as
-    the tuple itself. Any other case goes through :func:`packing.pack`.
-    """
-    if (config.sens or config.has_aux or config.with_value or config.return_ids
-            or config.by_list or entry.params or entry.randoms or ndarray_signature(args) is None
-            or any(type(a) is np.ndarray and a.ndim == 0 for a in args)
-            or any(type(a) in _STATIC_TYPES for a in _selected(entry, args))
-            or not all(v.type.weak for v, a in zip(_input_grads(entry), _selected(entry, args))
-                       if type(a) is float)):
-        return None
-    fn = entry.compiled.fn
-    n = len(entry.positions)
-    if config.style == "gradop" and config.positions == "all":
-        return fn, False
-    if n == 0:
-        return None
-    return fn, n == 1
-
-
-def _input_grads(entry):
-    """The IR outputs holding the input gradients (after any value outputs)."""
-    return entry.ir.outputs[entry.n_value_outs:]
-
-
-def _selected(entry, args):
-    return [args[p] for p in entry.positions]
+        return _Input([check], [], [], lambda outs: "None")
+    if kind in (ARRAY, TENSOR):
+        _, dtype, shape = k
+        if not shape or kind == TENSOR and type(x) is not Tensor:
+            return None  # a 0-d array's gradient may be a NumPy scalar; a Parameter is packed
+        i = next(counter)
+        ns[f"dtype{i}"], ns[f"shape{i}"] = dtype, shape
+        if kind == ARRAY:
+            check = (f"type({e}) is ndarray and {e}.shape == shape{i} "
+                     f"and {e}.dtype is dtype{i}")
+            return _Input([check], [e], [kind], next)
+        check = (f"type({e}) is Tensor and (data{i} := {e}._data).shape == shape{i} "
+                 f"and data{i}.dtype is dtype{i}")
+        return _Input([check], [f"data{i}"], [kind], next)
+    if kind in (tuple, list):
+        items = [_take(f"{e}[{j}]", ik, xi, ns, counter) for j, (ik, xi) in enumerate(zip(k[1], x))]
+        if None in items:
+            return None
+        brackets = "()" if kind is tuple else "[]"
+        comma = "," if kind is tuple and len(items) == 1 else ""
+        return _Input([f"type({e}) is {kind.__name__} and len({e}) == {len(items)}"]
+                      + [c for it in items for c in it.checks],
+                      [leaf for it in items for leaf in it.leaves],
+                      [kd for it in items for kd in it.kinds],
+                      lambda outs: (brackets[0] + ", ".join(it.result(outs) for it in items)
+                                    + comma + brackets[1]))
+    return None  # a dict, another constant, a NumPy scalar: the general path
 
 
 class Guard(NamedTuple):
@@ -133,19 +154,22 @@ def _call_again(miss, names, values, rest):
     return miss(*args, *rest, **kwargs)
 
 
-def guarded(key, fast, miss, captured=None, owner=None, params=None, name="call") -> Guard:
-    """The guard of signature ``key`` (see :func:`ndarray_signature`): the gradient when
-    the inputs have that signature and the captured state is still what the code was
-    compiled for; otherwise ``call`` hands the call on to ``miss`` and ``probe``
-    returns :data:`MISS`.
+def guarded(config, entry, args, key, miss, owner=None, params=None,
+            name="call") -> Guard | None:
+    """The guard of the call ``args`` of signature ``key`` (:func:`fast_key`) on
+    ``entry``, or None when it would not be faster than the general path (see
+    :func:`_fits`, :func:`_take`). A guard returns the gradient when the inputs
+    have that signature and the captured state is still what the code was compiled
+    for; otherwise ``call`` hands the call on to ``miss`` and ``probe`` returns
+    :data:`MISS`.
 
     ``call`` is what calling the gradient function runs (``GradFunction.__call__``),
-    so a cache hit is one Python frame. ``fast`` is ``(generated function, bare)``
-    from :func:`fast_call`. A dtype is compared by identity (NumPy's built-in dtypes
-    are singletons); an equal dtype that is another object only takes the slower
-    path. The reads and checks of the ``captured`` state (api/state.py) are inlined
-    after the input checks, with ``owner`` as their root; the captured arrays follow
-    the inputs.
+    so a cache hit is one Python frame. A dtype is compared by identity (NumPy's
+    built-in dtypes are singletons); an equal dtype that is another object only
+    takes the slower path. The reads and checks of the captured state (api/state.py)
+    are inlined after the input checks, with ``owner`` as their root; the captured
+    arrays follow the inputs. The gradients are arranged as
+    :func:`~.packing.assemble` arranges them (a Tensor's as a Tensor).
 
     ``params``: the differentiated function's parameter names (:func:`parameter_names`).
     When given, ``call`` takes them as its own parameters, named ``name`` (the
@@ -153,29 +177,27 @@ def guarded(key, fast, miss, captured=None, owner=None, params=None, name="call"
     it needs no ``*args`` tuple or ``**kwargs`` dict. Without them (or when a name
     would shadow one the guard reads), ``call`` takes ``*args, **kwargs``.
     """
-    fn, bare = fast
-    namespace = {"ndarray": np.ndarray, "fn": fn, "owner": owner, "MISS": MISS, "miss": miss}
-    for i, k in enumerate(key):
-        if k is float:
-            continue
-        if k[0] is int or k[0] is bool:  # (identity: np.dtype('int64') == int)
-            namespace[f"value{i}"] = k[1]
-        else:
-            namespace[f"dtype{i}"], namespace[f"shape{i}"] = k
-    read, outs = (reader_code(captured, namespace, "{fail}", strong_roots=True) if captured
-                  else ("", []))
+    if not _fits(config, entry):
+        return None
+    ns = {"ndarray": np.ndarray, "Tensor": Tensor, "new": object.__new__, "fn": entry.compiled.fn,
+          "owner": owner, "MISS": MISS, "miss": miss}
+    read, outs = (reader_code(entry.captured, ns, "{fail}", strong_roots=True)
+                  if entry.captured else ("", []))
     names = [f"a{i}" for i in range(len(key))]
+    body = _body(config, entry, args, key, names, ns, outs)
+    if body is None:
+        return None
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
     # unpacking checks the number of inputs (no len() call: a try costs nothing)
     take = (f"    try:\n        {unpack}\n    except ValueError:\n        {{fail}}\n"
             if names else "    if args:\n        {fail}\n")
-    probe = _guard_source("probe", "args", take, "return MISS", read, *_body(key, names, outs, bare))
-    call = _named_call(probe, key, read, outs, bare, params, name, namespace, miss)
+    probe = _guard_source("probe", "args", take, "return MISS", read, *body)
+    call = _named_call(probe, config, entry, args, key, read, outs, params, name, ns, miss)
     if call is None:
         name = "call"
         call = _guard_source(name, "*args, **kwargs", "    if kwargs:\n        {fail}\n" + take,
-                             "return miss(*args, **kwargs)", read, *_body(key, names, outs, bare))
-    return Guard(call=_define(call, name, namespace), probe=_define(probe, "probe", namespace))
+                             "return miss(*args, **kwargs)", read, *body)
+    return Guard(call=_define(call, name, ns), probe=_define(probe, "probe", ns))
 
 
 def _define(source: str, name: str, namespace: dict) -> Callable:
@@ -184,45 +206,72 @@ def _define(source: str, name: str, namespace: dict) -> Callable:
     return namespace.pop(name)  # not left in its own globals: no cycle
 
 
-def _body(key, names, outs, bare) -> tuple[list[str], str]:
-    """``(checks, call)``: the conditions on the inputs ``names`` of signature ``key``
-    and the call of the generated function (captured arrays ``outs`` after them)."""
-    checks, dynamic = [], []
-    for i, (name, k) in enumerate(zip(names, key)):
-        if k is float:
-            checks.append(f"type({name}) is float")
-        elif k[0] is int or k[0] is bool:
-            # not an input of the generated code: its value is in it
-            checks.append(f"type({name}) is {k[0].__name__} and {name} == value{i}")
-            continue
-        else:
-            checks.append(f"type({name}) is ndarray and {name}.shape == shape{i} "
-                          f"and {name}.dtype is dtype{i}")
-        dynamic.append(name)
-    return checks, f"fn({', '.join(dynamic + outs)})" + ("[0]" if bare else "")
+def _body(config, entry, args, key, names, ns, outs) -> tuple[list[str], str] | None:
+    """``(checks, ret)``: the conditions on the inputs ``names`` and the statements
+    returning the gradients (captured arrays ``outs`` passed after the inputs), or
+    None when the guard cannot take these inputs or arrange these results."""
+    counter = itertools.count()
+    inputs = [_take(n, k, x, ns, counter) for n, k, x in zip(names, key, args)]
+    if None in inputs:
+        return None
+    selected = [inputs[p] for p in entry.positions]
+    kinds = [kd for it in selected for kd in it.kinds]
+    grads = entry.ir.outputs
+    if len(kinds) != len(grads):
+        return None
+    # each gradient of the input's type (signature.to_input_type); a Tensor made as
+    # tensor.wrap makes it, without the call
+    wraps = [f"grad{i} = new(Tensor)\ngrad{i}._data = o[{i}]\n"
+             for i, kd in enumerate(kinds) if kd == TENSOR]
+    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{i}])"
+              if kd == PYFLOAT and not v.type.weak else f"o[{i}]"
+              for i, (kd, v) in enumerate(zip(kinds, grads))])
+    results = [it.result(o) for it in selected]
+    if config.style == "gradop" and config.positions == "all" or (
+            config.style == "grad" and config.positions is not None and len(results) > 1):
+        expr = _tuple(results)
+    elif results and (config.style == "gradop" or len(results) == 1):
+        expr = results[0]
+    else:
+        return None
+    call = f"fn({', '.join([leaf for it in inputs for leaf in it.leaves] + outs)})"
+    if expr == "o[0]":
+        ret = f"return {call}[0]"
+    elif expr == _tuple([f"o[{i}]" for i in range(len(grads))]):
+        ret = f"return {call}"   # the generated function's outputs already are the result
+    else:
+        ret = f"o = {call}\n{''.join(wraps)}return {expr}"
+    return [c for it in inputs for c in it.checks], ret
 
 
-def _named_call(probe, key, read, outs, bare, params, name, namespace, miss) -> str | None:
+def _tuple(items) -> str:
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _named_call(probe, config, entry, args, key, read, outs, params, name, ns,
+                miss) -> str | None:
     """The source of the guard's call form taking the function's own parameters (see
     :func:`guarded`), or None when it cannot: no names, fewer names than inputs, or a
     name the guard's code reads already (it would shadow it)."""
-    if params is None or len(params) < len(key) or keyword.iskeyword(name):
-        return None
+    if (params is None or len(params) < len(key) or keyword.iskeyword(name)
+            or not all(n.isascii() for n in (name, *params))):
+        return None  # (Python reads a non-ASCII name as its NFKC form: 'ｆn' is 'fn')
     read_names = {n.id for n in ast.walk(ast.parse(probe)) if isinstance(n, ast.Name)}
     if read_names & {*params, name, "rest", "again", "probe"} or name in params:
         return None
-    namespace["again"] = partial(_call_again, miss, params)
-    checks, call = _body(key, list(params[:len(key)]), outs, bare)
+    ns["again"] = partial(_call_again, miss, params)
+    checks, ret = _body(config, entry, args, key, list(params[:len(key)]), ns, outs)
     # parameters after the inputs of this signature must not be given; nor more inputs
     checks += [f"{p} is MISS" for p in params[len(key):]] + ["not rest"]
     head = ", ".join([f"{p}=MISS" for p in params] + ["*rest"])
-    values = f"({', '.join(params)}{',' if len(params) == 1 else ''})"
-    return _guard_source(name, head, "", f"return again({values}, rest)", read, checks, call)
+    return _guard_source(name, head, "", f"return again({_tuple(params)}, rest)", read,
+                         checks, ret)
 
 
-def _guard_source(form, head, take, fail, read, checks, call) -> str:
+def _guard_source(form, head, take, fail, read, checks, ret) -> str:
     """A guard named ``form`` taking ``head``: ``take`` (with ``{fail}``) binds the
-    inputs, then the ``checks`` and the ``read`` of captured state pass or ``fail``."""
+    inputs, then the ``checks`` and the ``read`` of captured state pass (and ``ret``
+    runs) or ``fail``."""
     if read:
         read = ("        try:\n" + indent(read.replace("{fail}", fail), 12)
                 + f"        except Exception:\n            {fail}\n")
@@ -230,5 +279,5 @@ def _guard_source(form, head, take, fail, read, checks, call) -> str:
             f"{take.replace('{fail}', fail)}"
             f"    if {' and '.join(checks) or 'True'}:\n"
             f"{read}"
-            f"        return {call}\n"
+            f"{indent(ret, 8)}"
             f"    {fail}\n")

@@ -32,7 +32,7 @@ from ..frontend import owner_of
 from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
-from .fastpath import MISS, fast_call, guarded, ndarray_signature, parameter_names
+from .fastpath import MISS, fast_key, guarded, parameter_names
 from .signature import flatten, signature
 from .state import current_entry, next_serial
 
@@ -135,7 +135,7 @@ class GradFunction:
         """A call the hot guard did not match: another signature's guard, or the
         general path."""
         if not kwargs:
-            key = ndarray_signature(args)
+            key = fast_key(args)
             guard = None if key is None else self._fast.get(key)
             if guard is not None:  # another signature seen before: it becomes the hot one
                 out = guard.probe(args)
@@ -164,11 +164,10 @@ class GradFunction:
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
-        fast = fast_call(self.config, entry, args)
-        if fast is not None:
-            key = ndarray_signature(args)
-            guard = self._fast[key] = guarded(key, fast, self._miss, entry.captured, self._owner,
-                                              *self._params)
+        key = fast_key(args)
+        guard = guarded(self.config, entry, args, key, self._miss, self._owner, *self._params)
+        if guard is not None:
+            self._fast[key] = guard
             self._hot = guard.call
         return packing.pack(self, entry, outs, args, kinds)
 

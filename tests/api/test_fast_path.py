@@ -1,11 +1,12 @@
-"""The fast path of a cache hit: Python ints and bools are guarded by value."""
+"""The fast path of a cache hit: every argument mix (ints and bools by value, Tensors,
+tuples and lists) is checked by a generated guard that takes the function's own parameters."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import ad_compiler as ms
-from ad_compiler.api.fastpath import MISS, ndarray_signature
+from ad_compiler.api.fastpath import MISS, fast_key
 
 
 def _probe(g, args):
@@ -41,7 +42,7 @@ def test_ints_and_bools_by_value(n, squared):
     for _ in range(3):  # compile, then two hits through the guard
         np.testing.assert_allclose(g(X, n, squared), fd(lambda v: rosenbrock(v, n, squared), X),
                                    rtol=1e-6, atol=1e-6)
-    assert g._hot is g._fast[ndarray_signature((X, n, squared))].call   # the guard runs
+    assert g._hot is g._fast[fast_key((X, n, squared))].call   # the guard runs
     assert _probe(g, (X, n, squared)) is not MISS
 
 
@@ -124,3 +125,79 @@ def test_a_variadic_function_keeps_the_args_form():
         np.testing.assert_allclose(dx, X + 1.0)
         np.testing.assert_allclose(dy, X)
     assert g._hot.__name__ == "call"
+
+
+# -- any argument mix: Tensors, tuples and lists, constants by value --------------
+
+def mixed(x, pair, items, scale, label):
+    a, b = pair
+    s = np.sum(x * a) + b * b
+    for v in items:
+        s = s + np.sum(v * v) * scale
+    return s if label == "sum" else -s
+
+
+T32 = ms.Tensor(np.array([0.5, -1.5, 2.0], dtype=np.float32))
+MIXES = {
+    "tensor, tuple of floats, list of arrays": (T32, (1.5, 0.25), [X, X[:2]], 3, "sum"),
+    "array, tuple of a tensor and a float": (X[:3], (T32, 2.0), [X], 2, "neg"),
+    "bool and None constants": (X, (0.5, -1.0), [X[1:]], True, None),
+}
+
+
+def _shape_of(result):
+    """The structure and leaf types of a result (values aside)."""
+    if isinstance(result, (tuple, list)):
+        return type(result), [_shape_of(r) for r in result]
+    return type(result), getattr(result, "dtype", None), np.shape(result)
+
+
+def _leaves(result):
+    if isinstance(result, (tuple, list)):
+        return [v for r in result for v in _leaves(r)]
+    return [] if result is None else [result.asnumpy() if isinstance(result, ms.Tensor)
+                                      else np.asarray(result)]
+
+
+@pytest.mark.parametrize("mix", list(MIXES), ids=list(MIXES))
+@pytest.mark.parametrize("make", [lambda: ms.grad(mixed, grad_position=(0, 1, 2)),
+                                  lambda: ms.GradOperation(get_all=True)(mixed),
+                                  lambda: ms.grad(mixed, grad_position=1)],
+                         ids=["grad-positions", "gradop-all", "grad-one"])
+def test_a_hit_returns_what_the_general_path_returns(mix, make):
+    args = MIXES[mix]
+    g = make()
+    cold = g(*args)
+    assert g._hot is not g._miss, "the guard of this signature runs"
+    for _ in range(2):
+        hot = g(*args)
+        assert _shape_of(hot) == _shape_of(cold)
+        for a, b in zip(_leaves(hot), _leaves(cold)):
+            np.testing.assert_array_equal(a, b)
+    assert g._fast[fast_key(args)].probe(args) is not MISS
+
+
+def test_a_tensor_hit_returns_tensors_of_the_input_dtype():
+    g = ms.grad(lambda_free_loss, grad_position=(0, 1))
+    x, w = ms.Tensor(np.array([0.5, -1.0], np.float32)), (0.5, 2.0)
+    for _ in range(3):
+        dx, (dw0, dw1) = g(x, w)
+        assert type(dx) is ms.Tensor and dx.dtype == ms.float32
+        assert type(dw0) is float and type(dw1) is float
+        xs = x.asnumpy().astype(np.float64)
+        np.testing.assert_allclose(dx.asnumpy(), w[0] * np.cos(xs) * w[1], rtol=1e-6)
+        np.testing.assert_allclose(dw0, np.sum(np.sin(xs)) * w[1], rtol=1e-6)
+        np.testing.assert_allclose(dw1, np.sum(np.sin(xs)) * w[0], rtol=1e-6)
+    assert g._hot is not g._miss
+
+
+def lambda_free_loss(x, w):
+    return np.sum(np.sin(x)) * w[0] * w[1]
+
+
+def test_a_parameter_takes_the_general_path():
+    p = ms.Parameter(ms.Tensor(np.array([0.5, -1.0], np.float32)), name="p")
+    g = ms.grad(lambda_free_loss)
+    for _ in range(2):
+        assert type(g(p, (1.0, 2.0))) is ms.Tensor
+    assert g._hot is g._miss
