@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..errors import GradTypeError
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from .signature import ARRAY, PYFLOAT, TENSOR, signature
 from .state import indent, reader_code
 
@@ -49,10 +49,28 @@ def fast_key(args):
 
 
 def _fits(config, entry) -> bool:
-    """Only input gradients are returned, and no state but captured values is read."""
-    return not (config.sens or config.has_aux or config.with_value or config.return_ids
-                or config.by_list or entry.params or entry.randoms or entry.n_value_outs
-                or entry.effects)
+    """Input gradients are returned (with the value or aux outputs or not), and no
+    state but captured values is read or written."""
+    return not (config.sens or config.return_ids or config.by_list or entry.params
+                or entry.randoms or entry.effects)
+
+
+def value_tensor(v):
+    """A forward output as the general path returns it to Tensor inputs (packing._value)."""
+    return v if isinstance(v, float) else wrap(np.asarray(v))
+
+
+def _value(tree, tensors: bool) -> str | None:
+    """The expression of the forward output of structure ``tree`` (an output index,
+    or tuples and lists of them), or None for another structure (the general path)."""
+    if type(tree) is int:
+        return f"value_tensor(o[{tree}])" if tensors else f"o[{tree}]"
+    if type(tree) in (tuple, list):
+        items = [_value(t, tensors) for t in tree]
+        if None in items:
+            return None
+        return _tuple(items) if type(tree) is tuple else f"[{', '.join(items)}]"
+    return None
 
 
 class _Input(NamedTuple):
@@ -154,8 +172,8 @@ def _call_again(miss, names, values, rest):
     return miss(*args, *rest, **kwargs)
 
 
-def guarded(config, entry, args, key, miss, owner=None, params=None,
-            name="call") -> Guard | None:
+def guarded(config, entry, args, key, miss, owner=None, params=None, name="call",
+            tensors=False) -> Guard | None:
     """The guard of the call ``args`` of signature ``key`` (:func:`fast_key`) on
     ``entry``, or None when it would not be faster than the general path (see
     :func:`_fits`, :func:`_take`). A guard returns the gradient when the inputs
@@ -168,8 +186,9 @@ def guarded(config, entry, args, key, miss, owner=None, params=None,
     built-in dtypes are singletons); an equal dtype that is another object only
     takes the slower path. The reads and checks of the captured state (api/state.py)
     are inlined after the input checks, with ``owner`` as their root; the captured
-    arrays follow the inputs. The gradients are arranged as
-    :func:`~.packing.assemble` arranges them (a Tensor's as a Tensor).
+    arrays follow the inputs. The gradients (and the value or aux outputs, as Tensors
+    when ``tensors``) are arranged as :func:`~.packing.assemble` arranges them (a
+    Tensor's gradient as a Tensor).
 
     ``params``: the differentiated function's parameter names (:func:`parameter_names`).
     When given, ``call`` takes them as its own parameters, named ``name`` (the
@@ -180,11 +199,12 @@ def guarded(config, entry, args, key, miss, owner=None, params=None,
     if not _fits(config, entry):
         return None
     ns = {"ndarray": np.ndarray, "Tensor": Tensor, "new": object.__new__, "fn": entry.compiled.fn,
+          "value_tensor": value_tensor,
           "owner": owner, "MISS": MISS, "miss": miss}
     read, outs = (reader_code(entry.captured, ns, "{fail}", strong_roots=True)
                   if entry.captured else ("", []))
     names = [f"a{i}" for i in range(len(key))]
-    body = _body(config, entry, args, key, names, ns, outs)
+    body = _body(config, entry, args, key, names, ns, outs, tensors)
     if body is None:
         return None
     unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = args"
@@ -192,7 +212,8 @@ def guarded(config, entry, args, key, miss, owner=None, params=None,
     take = (f"    try:\n        {unpack}\n    except ValueError:\n        {{fail}}\n"
             if names else "    if args:\n        {fail}\n")
     probe = _guard_source("probe", "args", take, "return MISS", read, *body)
-    call = _named_call(probe, config, entry, args, key, read, outs, params, name, ns, miss)
+    call = _named_call(probe, config, entry, args, key, read, outs, params, name, ns, miss,
+                       tensors)
     if call is None:
         name = "call"
         call = _guard_source(name, "*args, **kwargs", "    if kwargs:\n        {fail}\n" + take,
@@ -206,25 +227,27 @@ def _define(source: str, name: str, namespace: dict) -> Callable:
     return namespace.pop(name)  # not left in its own globals: no cycle
 
 
-def _body(config, entry, args, key, names, ns, outs) -> tuple[list[str], str] | None:
+def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str], str] | None:
     """``(checks, ret)``: the conditions on the inputs ``names`` and the statements
     returning the gradients (captured arrays ``outs`` passed after the inputs), or
-    None when the guard cannot take these inputs or arrange these results."""
+    None when the guard cannot take these inputs or arrange these results.
+    ``tensors``: the forward output is returned as Tensors (packing.pack)."""
     counter = itertools.count()
     inputs = [_take(n, k, x, ns, counter) for n, k, x in zip(names, key, args)]
     if None in inputs:
         return None
     selected = [inputs[p] for p in entry.positions]
     kinds = [kd for it in selected for kd in it.kinds]
-    grads = entry.ir.outputs
+    nv = entry.n_value_outs
+    grads = entry.ir.outputs[nv:]
     if len(kinds) != len(grads):
         return None
     # each gradient of the input's type (signature.to_input_type); a Tensor made as
     # tensor.wrap makes it, without the call
-    wraps = [f"grad{i} = new(Tensor)\ngrad{i}._data = o[{i}]\n"
+    wraps = [f"grad{i} = new(Tensor)\ngrad{i}._data = o[{nv + i}]\n"
              for i, kd in enumerate(kinds) if kd == TENSOR]
-    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{i}])"
-              if kd == PYFLOAT and not v.type.weak else f"o[{i}]"
+    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{nv + i}])"
+              if kd == PYFLOAT and not v.type.weak else f"o[{nv + i}]"
               for i, (kd, v) in enumerate(zip(kinds, grads))])
     results = [it.result(o) for it in selected]
     if config.style == "gradop" and config.positions == "all" or (
@@ -234,10 +257,16 @@ def _body(config, entry, args, key, names, ns, outs) -> tuple[list[str], str] | 
         expr = results[0]
     else:
         return None
+    if config.with_value or config.has_aux:   # as packing.assemble arranges them
+        value = _value(entry.out_tree, tensors)
+        if value is None:
+            return None
+        expr = (f"({value}, {expr})" if config.with_value
+                else f"({expr}, {_tuple(_value(t, tensors) for t in entry.out_tree[1:])})")
     call = f"fn({', '.join([leaf for it in inputs for leaf in it.leaves] + outs)})"
     if expr == "o[0]":
         ret = f"return {call}[0]"
-    elif expr == _tuple([f"o[{i}]" for i in range(len(grads))]):
+    elif expr == _tuple([f"o[{i}]" for i in range(len(entry.ir.outputs))]):
         ret = f"return {call}"   # the generated function's outputs already are the result
     else:
         ret = f"o = {call}\n{''.join(wraps)}return {expr}"
@@ -245,11 +274,12 @@ def _body(config, entry, args, key, names, ns, outs) -> tuple[list[str], str] | 
 
 
 def _tuple(items) -> str:
+    items = list(items)
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
 def _named_call(probe, config, entry, args, key, read, outs, params, name, ns,
-                miss) -> str | None:
+                miss, tensors) -> str | None:
     """The source of the guard's call form taking the function's own parameters (see
     :func:`guarded`), or None when it cannot: no names, fewer names than inputs, or a
     name the guard's code reads already (it would shadow it)."""
@@ -260,7 +290,7 @@ def _named_call(probe, config, entry, args, key, read, outs, params, name, ns,
     if read_names & {*params, name, "rest", "again", "probe"} or name in params:
         return None
     ns["again"] = partial(_call_again, miss, params)
-    checks, ret = _body(config, entry, args, key, list(params[:len(key)]), ns, outs)
+    checks, ret = _body(config, entry, args, key, list(params[:len(key)]), ns, outs, tensors)
     # parameters after the inputs of this signature must not be given; nor more inputs
     checks += [f"{p} is MISS" for p in params[len(key):]] + ["not rest"]
     head = ", ".join([f"{p}=MISS" for p in params] + ["*rest"])

@@ -33,7 +33,7 @@ from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
 from .fastpath import MISS, fast_key, guarded, parameter_names
-from .signature import flatten, signature
+from .signature import TENSOR, flatten, signature
 from .state import current_entry, next_serial
 
 
@@ -165,7 +165,8 @@ class GradFunction:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
         key = fast_key(args)
-        guard = guarded(self.config, entry, args, key, self._miss, self._owner, *self._params)
+        guard = guarded(self.config, entry, args, key, self._miss, self._owner, *self._params,
+                        tensors=TENSOR in kinds or hasattr(self.fn, "construct"))
         if guard is not None:
             self._fast[key] = guard
             self._hot = guard.call

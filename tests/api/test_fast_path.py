@@ -201,3 +201,46 @@ def test_a_parameter_takes_the_general_path():
     for _ in range(2):
         assert type(g(p, (1.0, 2.0))) is ms.Tensor
     assert g._hot is g._miss
+
+
+def with_aux(x, pair, scale):
+    a, b = pair
+    loss = np.sum(np.sin(x) * a) * b * scale
+    return loss, [x * 2.0, a], b
+
+
+@pytest.mark.parametrize("mix", list(MIXES)[:2], ids=list(MIXES)[:2])
+@pytest.mark.parametrize("make", [lambda: ms.value_and_grad(mixed, grad_position=(0, 1)),
+                                  lambda: ms.GradOperation(get_all=True, sens_param=False)(mixed),
+                                  lambda: ms.value_and_grad(mixed, grad_position=1)],
+                         ids=["value_and_grad", "gradop", "value_and_grad-one"])
+def test_value_and_grad_hits_return_what_the_general_path_returns(mix, make):
+    args = MIXES[mix]
+    g = make()
+    cold = g(*args)
+    assert g._hot is not g._miss
+    for _ in range(2):
+        hot = g(*args)
+        assert _shape_of(hot) == _shape_of(cold)
+        for a, b in zip(_leaves(hot), _leaves(cold)):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("x", [X, ms.Tensor(X.astype(np.float32))], ids=["array", "tensor"])
+@pytest.mark.parametrize("with_value", [False, True])
+def test_has_aux_hits_return_what_the_general_path_returns(x, with_value):
+    make = ms.value_and_grad if with_value else ms.grad
+    g = make(with_aux, grad_position=(0, 1), has_aux=True)
+    args = (x, (0.5, 2.0), 3)
+    cold = g(*args)
+    assert g._hot is not g._miss
+    for _ in range(2):
+        hot = g(*args)
+        assert _shape_of(hot) == _shape_of(cold)
+        for a, b in zip(_leaves(hot), _leaves(cold)):
+            np.testing.assert_array_equal(a, b)
+    xs = np.asarray(x.asnumpy() if isinstance(x, ms.Tensor) else x, dtype=np.float64)
+    (dx, (da, db)) = cold[1] if with_value else cold[0]
+    np.testing.assert_allclose(np.asarray(dx.asnumpy() if isinstance(dx, ms.Tensor) else dx),
+                               np.cos(xs) * 0.5 * 2.0 * 3, rtol=1e-6)
+    np.testing.assert_allclose(da, np.sum(np.sin(xs)) * 6.0, rtol=1e-6)
