@@ -21,7 +21,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..errors import GradTypeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, unwrap, wrap
+from .packing import write_parameters
 from .signature import ARRAY, PYFLOAT, TENSOR, signature
 from .state import indent, reader_code
 
@@ -49,10 +50,8 @@ def fast_key(args):
 
 
 def _fits(config, entry) -> bool:
-    """Input gradients are returned (with the value or aux outputs or not), and no
-    state but captured values is read or written."""
-    return not (config.sens or config.return_ids or config.by_list or entry.params
-                or entry.randoms or entry.effects)
+    """No sensitivity is passed, no ids are returned, nothing random is drawn."""
+    return not (config.sens or config.return_ids or entry.randoms)
 
 
 def value_tensor(v):
@@ -199,7 +198,7 @@ def guarded(config, entry, args, key, miss, owner=None, params=None, name="call"
     if not _fits(config, entry):
         return None
     ns = {"ndarray": np.ndarray, "Tensor": Tensor, "new": object.__new__, "fn": entry.compiled.fn,
-          "value_tensor": value_tensor,
+          "value_tensor": value_tensor, "as_tensor": as_tensor,
           "owner": owner, "MISS": MISS, "miss": miss}
     read, outs = (reader_code(entry.captured, ns, "{fail}", strong_roots=True)
                   if entry.captured else ("", []))
@@ -229,33 +228,34 @@ def _define(source: str, name: str, namespace: dict) -> Callable:
 
 def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str], str] | None:
     """``(checks, ret)``: the conditions on the inputs ``names`` and the statements
-    returning the gradients (captured arrays ``outs`` passed after the inputs), or
-    None when the guard cannot take these inputs or arrange these results.
-    ``tensors``: the forward output is returned as Tensors (packing.pack)."""
+    returning the gradients (the Parameters read and the captured arrays ``outs``
+    passed after the inputs), or None when the guard cannot take these inputs or
+    arrange these results. ``tensors``: the forward output is returned as Tensors
+    (packing.pack)."""
     counter = itertools.count()
     inputs = [_take(n, k, x, ns, counter) for n, k, x in zip(names, key, args)]
-    if None in inputs:
+    weights = _weights(entry, ns)
+    if None in inputs or weights is None:
         return None
     selected = [inputs[p] for p in entry.positions]
     kinds = [kd for it in selected for kd in it.kinds]
     nv = entry.n_value_outs
-    grads = entry.ir.outputs[nv:]
-    if len(kinds) != len(grads):
+    grads = entry.ir.outputs[nv:nv + len(kinds)]
+    if len(kinds) + len(weights) != len(entry.ir.outputs) - nv:
         return None
     # each gradient of the input's type (signature.to_input_type); a Tensor made as
     # tensor.wrap makes it, without the call
-    wraps = [f"grad{i} = new(Tensor)\ngrad{i}._data = o[{nv + i}]\n"
-             for i, kd in enumerate(kinds) if kd == TENSOR]
+    made = [(i, nv + i) for i, kd in enumerate(kinds) if kd == TENSOR]
+    made += [(len(kinds) + k, nv + len(kinds) + k) for k, w in enumerate(weights) if w.ndim]
+    wraps = "".join(f"grad{i} = new(Tensor)\ngrad{i}._data = o[{j}]\n" for i, j in made)
     o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{nv + i}])"
               if kd == PYFLOAT and not v.type.weak else f"o[{nv + i}]"
               for i, (kd, v) in enumerate(zip(kinds, grads))])
     results = [it.result(o) for it in selected]
-    if config.style == "gradop" and config.positions == "all" or (
-            config.style == "grad" and config.positions is not None and len(results) > 1):
-        expr = _tuple(results)
-    elif results and (config.style == "gradop" or len(results) == 1):
-        expr = results[0]
-    else:
+    weight_grads = [f"grad{len(kinds) + k}" if w.ndim else f"as_tensor(o[{nv + len(kinds) + k}])"
+                    for k, w in enumerate(weights)]
+    expr = _arranged(config, results, weight_grads)
+    if expr is None:
         return None
     if config.with_value or config.has_aux:   # as packing.assemble arranges them
         value = _value(entry.out_tree, tensors)
@@ -263,14 +263,64 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
             return None
         expr = (f"({value}, {expr})" if config.with_value
                 else f"({expr}, {_tuple(_value(t, tensors) for t in entry.out_tree[1:])})")
-    call = f"fn({', '.join([leaf for it in inputs for leaf in it.leaves] + outs)})"
-    if expr == "o[0]":
+    checks = [c for it in inputs for c in it.checks]
+    if entry.weights:  # a weight's requires_grad changes the result: it bumps the epoch
+        ns["cells"], ns["epoch"] = _cells(), _cells().EPOCH
+        checks.append("cells.EPOCH == epoch")
+    leaves = [leaf for it in inputs for leaf in it.leaves]
+    leaves += [f"param{j}._data" for j in range(len(entry.params))]
+    call = f"fn({', '.join(leaves + outs)})"
+    if entry.effects:  # the Parameters the code writes are set first (packing.pack)
+        ns["write"] = partial(write_parameters, entry)
+        wraps = "write(o)\n" + wraps
+    if expr == "o[0]" and not wraps:
         ret = f"return {call}[0]"
-    elif expr == _tuple([f"o[{i}]" for i in range(len(entry.ir.outputs))]):
+    elif expr == _tuple([f"o[{i}]" for i in range(len(entry.ir.outputs))]) and not wraps:
         ret = f"return {call}"   # the generated function's outputs already are the result
     else:
-        ret = f"o = {call}\n{''.join(wraps)}return {expr}"
-    return [c for it in inputs for c in it.checks], ret
+        ret = f"o = {call}\n{wraps}return {expr}"
+    return checks, ret
+
+
+def _cells():
+    from ..nn import cell
+    return cell
+
+
+def _weights(entry, ns) -> list | None:
+    """The weights whose gradients are returned, each read by the code and not frozen
+    (else None: the general path gives zeros), with the Parameters the code reads put
+    in ``ns`` as ``param0, param1 ...``."""
+    for j, param in enumerate(entry.params):
+        ns[f"param{j}"] = param
+    if any(j is None or getattr(w, "requires_grad", True) is False
+           for w, j in zip(entry.weights, entry.weight_index)):
+        return None
+    return [np.asarray(unwrap(w)) for w in entry.weights]
+
+
+def as_tensor(g):
+    """A weight's gradient as the general path returns it (packing._weight_grad)."""
+    return wrap(np.asarray(g))
+
+
+def _arranged(config, inputs: list, weights: list) -> str | None:
+    """The expression arranging the gradients as packing's ``_gradop``/``_grad`` do."""
+    w_part = (weights[0] if config.weights_bare else _tuple(weights)) if config.by_list else None
+    if config.style == "gradop":
+        if config.positions == "all":
+            return f"({_tuple(inputs)}, {w_part})" if config.by_list else _tuple(inputs)
+        if config.by_list:
+            return w_part
+        return inputs[0] if inputs else "()"
+    in_part = None
+    if config.positions is not None:
+        if not inputs:
+            return None
+        in_part = inputs[0] if len(config.positions) == 1 else _tuple(inputs)
+    if not config.by_list:
+        return in_part
+    return w_part if config.positions is None else f"({in_part}, {w_part})"
 
 
 def _tuple(items) -> str:

@@ -244,3 +244,92 @@ def test_has_aux_hits_return_what_the_general_path_returns(x, with_value):
     np.testing.assert_allclose(np.asarray(dx.asnumpy() if isinstance(dx, ms.Tensor) else dx),
                                np.cos(xs) * 0.5 * 2.0 * 3, rtol=1e-6)
     np.testing.assert_allclose(da, np.sum(np.sin(xs)) * 6.0, rtol=1e-6)
+
+
+# -- Parameters: read at each call, their gradients as Tensors, written ones set first --
+
+def _net(batchnorm=False):
+    from ad_compiler import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.d1 = nn.Dense(3, 4, weight_init="normal")
+            self.bn = nn.BatchNorm1d(4) if batchnorm else None
+            self.d2 = nn.Dense(4, 2, weight_init="normal")
+
+        def construct(self, x):
+            h = self.d1(x)
+            if self.bn is not None:
+                h = self.bn(h)
+            return self.d2(ms.ops.tanh(h))
+    ms.set_seed(3)
+    return Net()
+
+
+XS = ms.Tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3).astype(np.float32))
+YS = ms.Tensor(np.linspace(0.5, -0.5, 8).reshape(4, 2).astype(np.float32))
+
+
+def _forward(net):
+    from ad_compiler import nn
+    loss_fn = nn.MSELoss()
+
+    def forward_fn(x, y):
+        out = net(x)
+        return loss_fn(out, y), out
+    return forward_fn
+
+
+def _same(a, b):
+    assert _shape_of(a) == _shape_of(b)
+    for u, v in zip(_leaves(a), _leaves(b)):
+        np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("make", [
+    lambda net, ps: ms.value_and_grad(_forward(net), None, ps, has_aux=True),
+    lambda net, ps: ms.value_and_grad(_forward(net), 0, ps, has_aux=True),
+    lambda net, ps: ms.GradOperation(get_by_list=True)(net, ps),
+    lambda net, ps: ms.GradOperation(get_all=True, get_by_list=True)(net, ps),
+], ids=["value_and_grad-weights", "value_and_grad-input-and-weights", "gradop-by-list",
+        "gradop-all-and-list"])
+def test_weight_gradients_on_a_hit_are_the_general_paths(make):
+    net = _net()
+    params = net.trainable_params()
+    g = make(net, params)
+    args = (XS,) if isinstance(g, ms.api.grad.GradFunction) and g.fn is net else (XS, YS)
+    cold = g(*args)
+    assert g._hot is not g._miss, "the guard runs"
+    _same(g(*args), cold)
+    params[0].set_data(params[0].asnumpy() * 2.0)   # read at each call
+    changed = g(*args)
+    fresh = make(net, params)(*args)                 # a new gradient function: general path
+    _same(changed, fresh)
+
+
+def test_a_frozen_weight_gets_zeros_after_a_hit():
+    net = _net()
+    params = net.trainable_params()
+    g = ms.GradOperation(get_by_list=True)(net, params)
+    g(XS)
+    g(XS)
+    params[1].requires_grad = False
+    grads = g(XS)
+    assert np.all(grads[1].asnumpy() == 0) and np.any(grads[0].asnumpy() != 0)
+
+
+def test_moving_statistics_are_updated_once_per_hit():
+    hot_net, cold_net = _net(batchnorm=True), _net(batchnorm=True)
+    hot_net.set_train()
+    cold_net.set_train()
+    g = ms.value_and_grad(_forward(hot_net), None, hot_net.trainable_params(), has_aux=True)
+    for _ in range(3):
+        hot = g(XS, YS)
+        cold = ms.value_and_grad(_forward(cold_net), None, cold_net.trainable_params(),
+                                 has_aux=True)(XS, YS)
+        _same(hot, cold)
+    assert g._hot is not g._miss
+    for a, b in zip(hot_net.get_parameters(), cold_net.get_parameters()):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    assert np.any(hot_net.bn.moving_mean.asnumpy() != 0)
