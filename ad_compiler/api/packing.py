@@ -19,7 +19,8 @@ from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 # -- sens ----------------------------------------------------------------------
 
 def split_sens(args, kwargs):
-    """``(inputs, sens)``: ``sens=`` wins over the last positional argument."""
+    """``(inputs, sens)``: ``sens=`` wins over the last positional argument (taken out
+    of ``kwargs``; the other keywords are inputs)."""
     if "sens" in kwargs:
         sens = kwargs.pop("sens")
     elif args:
@@ -27,8 +28,6 @@ def split_sens(args, kwargs):
     else:
         raise GradRuntimeError("sens_param=True: pass the output sensitivity as the last "
                                "positional argument or as sens=")
-    if kwargs:
-        raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}")
     if sens is None:
         raise GradTypeError("sens is None: with sens_param=True the gradient function needs the "
                             "output sensitivity", hint="pass an array (or Tensor) of the "

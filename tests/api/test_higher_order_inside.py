@@ -297,8 +297,8 @@ def sens_value_wrong_shape(x):
     return np.sum(WITH_SENS(np.sin)(x, x[:2]))
 
 
-def keyword_input(x):
-    return np.sum(ms.grad(h2)(x, c=C))
+def unknown_keyword_input(x):
+    return np.sum(ms.grad(h2)(x, d=C))
 
 
 @pytest.mark.parametrize("fn, error", [
@@ -306,7 +306,7 @@ def keyword_input(x):
     (sens_wrong_count, errors.GradRuntimeError),
     (sens_wrong_dtype, errors.GradTypeError),
     (sens_value_wrong_shape, errors.GradValueError),
-    (keyword_input, errors.GradTypeError),
+    (unknown_keyword_input, errors.GradTypeError),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_misuse_is_the_uncompiled_error(fn, error):
     x = np.array([0.3, -0.5, 0.8])
