@@ -319,24 +319,6 @@ def test_misuse_is_the_uncompiled_error(fn, error):
     assert str(plain.value).splitlines()[0].split(": ", 1)[-1] in message
 
 
-def calls_vjp(x):
-    out, vjp_fn = ms.vjp(np.sin, x)
-    return np.sum(vjp_fn(np.ones(3)))
-
-
-def calls_jvp(x):
-    out, t = ms.jvp(np.sin, (x,), (np.ones(3),))
-    return np.sum(t)
-
-
-def calls_jacrev(x):
-    return np.sum(ms.jacrev(np.sin)(x))
-
-
-def calls_jacfwd(x):
-    return np.sum(ms.jacfwd(np.sin)(x))
-
-
 def grad_of_lambda(x):
     return np.sum(ms.grad(lambda a: np.sum(a ** 3))(x))
 
@@ -348,10 +330,6 @@ def grad_of_local_def(x):
 
 
 @pytest.mark.parametrize("fn, words", [
-    (calls_vjp, "ms.vjp inside a compiled function"),
-    (calls_jvp, "ms.jvp inside a compiled function"),
-    (calls_jacrev, "ms.jacrev inside a compiled function"),
-    (calls_jacfwd, "ms.jacfwd inside a compiled function"),
     (grad_of_lambda, "the gradient of <lambda>, a function defined inside"),
     (grad_of_local_def, "the gradient of k, a function defined inside"),
 ], ids=lambda v: getattr(v, "__name__", ""))
