@@ -150,7 +150,17 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
                                 hint="pass an array of the output's shape and dtype, e.g. "
                                      "vjp_fn(np.ones_like(out))")
         return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+    vjp_fn.__ad_lower__ = inlined("InlinedVJP", fn, inputs, has_aux)
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
+
+
+def inlined(kind: str, *config):
+    """The ``__ad_lower__`` of a function a transform returns: called inside compiled
+    code, it is inlined there (``kind``: the class of api/inside.py that does it)."""
+    def lower(b, *args):
+        from . import inside
+        return getattr(inside, kind)(*config).__ad_lower__(b, *args)
+    return lower
 
 
 def _jvp_entry(fn, args):
@@ -323,6 +333,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
                 rows[p].append(np.asarray(getattr(gp, "asnumpy", lambda: gp)()))
         jac = tuple(_jacobian(rows[p], out.shape, np.shape(_leaf(args[p]))) for p in pos)
         return _finish(jac, pos, args, aux, has_aux)
+    jacobian.__ad_lower__ = inlined("InlinedJacobian", fn, grad_position, has_aux, "rev")
     return jacobian
 
 
@@ -360,6 +371,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             flat = np.stack(cols, axis=-1) if cols else np.zeros((0, 0))
             jac.append(flat.reshape((out_shape or ()) + arrays[p].shape))
         return _finish(tuple(jac), pos, args, aux, has_aux)
+    jacobian.__ad_lower__ = inlined("InlinedJacobian", fn, grad_position, has_aux, "fwd")
     return jacobian
 
 

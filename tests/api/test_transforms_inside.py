@@ -212,3 +212,22 @@ def test_jacrev_with_aux_and_several_positions_outside_compiled_code():
     np.testing.assert_allclose(jx, np.diag(np.cos(X) * Y), rtol=1e-14)   # by hand
     np.testing.assert_allclose(jy, np.diag(np.sin(X)), rtol=1e-14)
     np.testing.assert_allclose(aux, np.cos(X))
+
+
+# -- transforms made outside, called inside ----------------------------------------------
+
+JAC = ms.jacfwd(looped, grad_position=1)
+HESS = ms.hessian(cube)
+_, VJP_AT_X = ms.vjp(pair, X, Y)
+
+
+def uses_module_level_transforms(x):
+    dx, dy = VJP_AT_X((x, 1.0))                  # the pullback at (X, Y), of a cotangent
+    return np.sum(JAC(x, Y) @ x) + np.sum(HESS(x) * np.outer(x, x)) + np.sum(dx * dy)
+
+
+def test_transforms_made_outside_are_inlined_when_called_inside():
+    value, _ = ms.value_and_grad(uses_module_level_transforms)(X)
+    assert value == pytest.approx(uses_module_level_transforms(X), rel=1e-12)
+    ms.check_grad(uses_module_level_transforms, (X,))
+    ms.check_grad(uses_module_level_transforms, (-X,))
