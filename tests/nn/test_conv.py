@@ -77,6 +77,7 @@ def ref_conv_transpose(y, w, stride, pads, out_size):
 
 
 def numeric_grad(f, x, eps=1e-6):
+    """Central differences w.r.t. a Parameter's data (``ms.check_grad`` checks arguments)."""
     g = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
         old = x[idx]

@@ -30,7 +30,8 @@ class Weighted(nn.Cell):
 
 
 def _fd(fn, arr, eps=1e-6) -> np.ndarray:
-    """Central differences of the scalar ``fn()`` w.r.t. every element of ``arr`` (in place)."""
+    """Central differences of the scalar ``fn()`` w.r.t. every element of ``arr`` (in place):
+    for Parameters, which ``ms.check_grad`` (arguments only) does not differentiate."""
     out = np.zeros(arr.shape)
     for i in np.ndindex(arr.shape):
         keep = arr[i]
