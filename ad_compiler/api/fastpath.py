@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import GradTypeError
 from ..tensor import Tensor, unwrap, wrap
 from .packing import write_parameters
+from .keywords import call_parameters, display_name
 from .signature import ARRAY, PYFLOAT, TENSOR, signature
 from .state import indent, reader_code
 
@@ -139,21 +140,15 @@ class Guard(NamedTuple):
 
 
 def parameter_names(fn) -> tuple[tuple[str, ...] | None, str]:
-    """``(names, name)``: the names of the parameters of ``fn`` (a Cell's
+    """``(names, qualname)``: the names of the parameters of ``fn`` (a Cell's
     ``construct``) when every one can be given by position or by keyword (``def
     f(x, y=1.0)``), else None (``*args``, keyword-only, ``**kwargs``, positional-only,
-    or no signature to read); and ``fn``'s name (``"call"`` without one)."""
-    from ..frontend.resolve import is_cell
-    target = getattr(fn, "construct", None) if is_cell(fn) else fn
-    name = getattr(target, "__name__", None)
-    name = name if isinstance(name, str) and name.isidentifier() else "call"
-    try:
-        sig = inspect.signature(target, follow_wrapped=False)
-    except (TypeError, ValueError):
-        return None, name
-    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
-        return None, name
-    return tuple(sig.parameters), name
+    or no signature to read); and the name Python's call errors give ``fn``."""
+    params = call_parameters(fn)
+    names = None if params is None or any(
+        p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) \
+        else tuple(p.name for p in params)
+    return names, display_name(fn)
 
 
 def _call_again(miss, names, values, rest):
@@ -171,7 +166,7 @@ def _call_again(miss, names, values, rest):
     return miss(*args, *rest, **kwargs)
 
 
-def guarded(config, entry, args, key, miss, owner=None, params=None, name="call",
+def guarded(config, entry, args, key, miss, owner=None, params=None, qualname="call",
             tensors=False) -> Guard | None:
     """The guard of the call ``args`` of signature ``key`` (:func:`fast_key`) on
     ``entry``, or None when it would not be faster than the general path (see
@@ -190,8 +185,8 @@ def guarded(config, entry, args, key, miss, owner=None, params=None, name="call"
     Tensor's gradient as a Tensor).
 
     ``params``: the differentiated function's parameter names (:func:`parameter_names`).
-    When given, ``call`` takes them as its own parameters, named ``name`` (the
-    function's): a call binds as a call of the function would (``g(x, y=y)``), and
+    When given, ``call`` takes them as its own parameters, named as the function
+    (``qualname``): a call binds as a call of the function would (``g(x, y=y)``), and
     it needs no ``*args`` tuple or ``**kwargs`` dict. Without them (or when a name
     would shadow one the guard reads), ``call`` takes ``*args, **kwargs``.
     """
@@ -211,13 +206,17 @@ def guarded(config, entry, args, key, miss, owner=None, params=None, name="call"
     take = (f"    try:\n        {unpack}\n    except ValueError:\n        {{fail}}\n"
             if names else "    if args:\n        {fail}\n")
     probe = _guard_source("probe", "args", take, "return MISS", read, *body)
+    name = qualname.rsplit(".", 1)[-1]
+    name = name if name.isidentifier() else "call"   # (<lambda>)
     call = _named_call(probe, config, entry, args, key, read, outs, params, name, ns, miss,
                        tensors)
     if call is None:
         name = "call"
         call = _guard_source(name, "*args, **kwargs", "    if kwargs:\n        {fail}\n" + take,
                              "return miss(*args, **kwargs)", read, *body)
-    return Guard(call=_define(call, name, ns), probe=_define(probe, "probe", ns))
+    call = _define(call, name, ns)
+    call.__qualname__ = qualname   # Python's call errors name it: as they name fn
+    return Guard(call=call, probe=_define(probe, "probe", ns))
 
 
 def _define(source: str, name: str, namespace: dict) -> Callable:

@@ -333,3 +333,31 @@ def test_moving_statistics_are_updated_once_per_hit():
     for a, b in zip(hot_net.get_parameters(), cold_net.get_parameters()):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
     assert np.any(hot_net.bn.moving_mean.asnumpy() != 0)
+
+
+# -- keyword inputs: a hit binds them as the general path does (api/keywords.py) --
+
+@pytest.mark.parametrize("call", [lambda g: g(X, y=3.0), lambda g: g(x=X, y=3.0),
+                                  lambda g: g(y=3.0, x=X)],
+                         ids=["y-by-keyword", "both", "reversed"])
+def test_a_keyword_call_gives_the_positional_calls_result_hot_or_cold(call):
+    positional = ms.grad(scaled, grad_position=(0, 1))(X, 3.0)
+    cold = call(ms.grad(scaled, grad_position=(0, 1)))
+    g = ms.grad(scaled, grad_position=(0, 1))
+    g(X, 3.0)   # the guard of (array, float) is hot
+    hot = call(g)
+    for got in (cold, hot):
+        np.testing.assert_allclose(got[0], 3.0 * np.cos(X))
+        assert got[1] == pytest.approx(np.sum(np.sin(X)))
+        _same(got, positional)
+
+
+@pytest.mark.parametrize("call", [lambda g: g(X, z=1.0), lambda g: g(X, 2.0, x=X)],
+                         ids=["unknown", "twice"])
+def test_a_bad_keyword_is_pythons_error_hot_or_cold(call):
+    cold = _error(lambda: call(ms.grad(scaled)))
+    g = ms.grad(scaled)
+    g(X, 2.0)
+    hot = _error(lambda: call(g))
+    assert hot[1] == cold[1]
+    assert "scaled() got" in cold[1]
