@@ -145,10 +145,18 @@ def _nonnegative(value, who: str, what: str) -> float:
     return float(value)
 
 
-def _in_unit(value, who: str, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(f"For '{who}', {what} must be in [0, 1), got {value!r}")
+def _in_open_unit(value, who: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"For '{who}', {what} must be a float, got {type(value).__name__}")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"For '{who}', {what} must be in (0, 1), got {value!r}")
     return float(value)
+
+
+def _check_bool(value, who: str, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"For '{who}', {what} must be a bool, got {type(value).__name__}")
+    return value
 
 
 def _check_parameter_list(params, who: str) -> list:
@@ -295,26 +303,54 @@ class Adam(_AdamBase):
     """Adam: ``p -= lr * sqrt(1 - beta2**t) / (1 - beta1**t) * m / (sqrt(v) + eps)``.
 
     ``t`` counts from 1; ``eps`` is not bias-corrected. With ``use_nesterov`` the
-    numerator is ``beta1 * m + (1 - beta1) * g``.
+    numerator is ``beta1 * m + (1 - beta1) * g``. With ``use_amsgrad`` (MindSpore's
+    ``ApplyAdamWithAmsgrad``; ``use_nesterov`` is then not used) the denominator is
+    ``sqrt(vhat) + eps``, ``vhat = max(vhat, v)`` (state ``vhat``, starting at 0).
     """
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
                  use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0,
-                 use_amsgrad=False):
-        self.beta1 = _in_unit(beta1, "Adam", "beta1")
-        self.beta2 = _in_unit(beta2, "Adam", "beta2")
+                 use_amsgrad=False, **kwargs):
+        self.beta1 = _in_open_unit(beta1, "Adam", "beta1")
+        self.beta2 = _in_open_unit(beta2, "Adam", "beta2")
         self.eps = _positive_float(eps, "Adam", "eps")
-        self.use_nesterov = bool(use_nesterov)
-        if use_amsgrad:
-            raise ValueError("For 'Adam', use_amsgrad=True is not supported")
+        for what, flag in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
+                           ("use_amsgrad", use_amsgrad), ("use_lazy", kwargs.get("use_lazy", False)),
+                           ("use_offload", kwargs.get("use_offload", False))):
+            _check_bool(flag, "Adam", what)
+        unknown = sorted(set(kwargs) - {"use_lazy", "use_offload"})
+        if unknown:
+            raise TypeError(f"For 'Adam', unexpected keyword arguments {unknown}; the extra "
+                            f"ones are use_lazy and use_offload")
+        if kwargs.get("use_lazy") and kwargs.get("use_offload"):
+            raise ValueError("For 'Adam', 'use_lazy' and 'use_offload' can not both be True")
+        if use_amsgrad and (kwargs.get("use_lazy") or kwargs.get("use_offload")):
+            raise ValueError("For 'Adam', 'use_amsgrad' can not be combined with 'use_lazy' "
+                             "or 'use_offload'")
+        self.use_nesterov, self.use_amsgrad = use_nesterov, use_amsgrad
+        self.use_lazy = kwargs.get("use_lazy", False)  # dense gradients: the same update
+        self.use_offload = kwargs.get("use_offload", False)
         super().__init__(learning_rate, params, weight_decay, loss_scale)
+
+    def _initial_slots(self):
+        return self._slots + ((("vhat", 0.0),) if self.use_amsgrad else ())
 
     def _step(self, p, g, lr, state, wd):
         m, v = self._moments(g, state)
         t = self.global_step + 1
         lr_t = lr * np.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        if self.use_amsgrad:
+            vhat = state["vhat"]
+            np.maximum(vhat, v, out=vhat)
+            return p - lr_t * m / (np.sqrt(vhat) + self.eps)
         num = self.beta1 * m + (1.0 - self.beta1) * g if self.use_nesterov else m
         return p - lr_t * num / (np.sqrt(v) + self.eps)
+
+    @property
+    def vhat(self) -> ParameterTuple:
+        if not self.use_amsgrad:
+            raise AttributeError("'Adam' has 'vhat' only with use_amsgrad=True")
+        return self._state_tuple("vhat", "vhat")
 
 
 class AdamWeightDecay(_AdamBase):
@@ -322,8 +358,8 @@ class AdamWeightDecay(_AdamBase):
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
                  weight_decay=0.0):
-        self.beta1 = _in_unit(beta1, "AdamWeightDecay", "beta1")
-        self.beta2 = _in_unit(beta2, "AdamWeightDecay", "beta2")
+        self.beta1 = _in_open_unit(beta1, "AdamWeightDecay", "beta1")
+        self.beta2 = _in_open_unit(beta2, "AdamWeightDecay", "beta2")
         self.eps = _positive_float(eps, "AdamWeightDecay", "eps")
         super().__init__(learning_rate, params, weight_decay)
 
