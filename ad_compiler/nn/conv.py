@@ -78,12 +78,14 @@ class _Conv(Cell):
         fan_in = shape[1] * math.prod(self.kernel_size)
         fan_out = shape[0] * math.prod(self.kernel_size)
         bound = 1.0 / math.sqrt(fan_in)
-        self.weight = Parameter(_initial(weight_init, shape, np_dtype, fan_in, fan_out, bound),
-                                name="weight")
+        who = type(self).__name__
+        self.weight = Parameter(_initial(weight_init, shape, np_dtype, fan_in, fan_out, bound,
+                                         f"For '{who}', weight_init"), name="weight")
         self.bias = None
         if self.has_bias:
             self.bias = Parameter(_initial(bias_init, (self.out_channels,), np_dtype, fan_in,
-                                           fan_out, bound), name="bias")
+                                           fan_out, bound, f"For '{who}', bias_init"),
+                                  name="bias")
 
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -92,10 +94,10 @@ class _Conv(Cell):
                 f"group={self.group}, has_bias={self.has_bias}")
 
 
-def _initial(init, shape, np_dtype, fan_in, fan_out, bound):
+def _initial(init, shape, np_dtype, fan_in, fan_out, bound, what):
     if init is None:
         return np.random.uniform(-bound, bound, shape).astype(np_dtype)
-    return _initial_value(init, shape, np_dtype, fan_in, fan_out)
+    return _initial_value(init, shape, np_dtype, fan_in, fan_out, what)
 
 
 def _data_format(data_format, name):

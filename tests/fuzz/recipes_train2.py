@@ -1,0 +1,7 @@
+"""Recipes of the training extras (Dense's input check, ops.Assign in compiled code)."""
+from .recipes import NOT_GENERATED
+
+RECIPES: dict = {}
+
+NOT_GENERATED["ad_compiler.nn.layers.check_dense_input"] = (
+    "a shape check inside nn.Dense.construct; the layer recipes call Dense")
