@@ -7,6 +7,7 @@ or pass nothing and a few common shapes are tried in turn.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_real
+from .packing import no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
@@ -150,7 +152,8 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
             raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {given}",
                                 hint="pass an array of the output's shape and dtype, e.g. "
                                      "vjp_fn(np.ones_like(out))")
-        return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+        with no_parameter_writes():   # the call of vjp evaluated fn: it wrote them
+            return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
 
 
@@ -165,7 +168,7 @@ def _jvp_entry(fn, args):
     from .state import current_entry, make_reader
 
     def build():
-        lifted = lift(fn, tuple(spec_of(a) for a in args))
+        lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=False)
         check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
@@ -197,7 +200,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     """
     _check_bool("has_aux", has_aux)
     check_callable(fn)
-    from .packing import _value
+    from .packing import _value, set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
@@ -205,6 +208,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *state, *t_leaves)
     half = len(outs) // 2
+    set_written(lifted.effects, outs[half - len(lifted.effects):half])
     as_tensor = TENSOR in kinds
     out = _value(lifted.out_tree, outs[:half], as_tensor)
     tan = _value(lifted.out_tree, outs[half:], as_tensor, tangent=True)
@@ -317,7 +321,8 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
         for k in range(out.size):
             basis = np.zeros(out.size, out.dtype)
             basis[k] = 1
-            g = _as_tuple(grad_fn(*args, basis.reshape(out.shape)))
+            with no_parameter_writes():   # fn(*args) above wrote them
+                g = _as_tuple(grad_fn(*args, basis.reshape(out.shape)))
             for p, gp in zip(pos, g):
                 rows[p].append(np.asarray(getattr(gp, "asnumpy", lambda: gp)()))
         jac = tuple(_jacobian(rows[p], out.shape, np.shape(_leaf(args[p]))) for p in pos)
@@ -343,13 +348,15 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         check_callable(fn)
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
-        jac, aux, out_shape = [], None, None
+        jac, aux, out_shape, first = [], None, None, True
         for p in pos:
             cols = []
             for k in range(arrays[p].size):
                 tangents = [np.zeros_like(a) for a in arrays]
                 tangents[p].flat[k] = 1
-                res = jvp(fn, args, tuple(tangents), has_aux)
+                with contextlib.nullcontext() if first else no_parameter_writes():
+                    res = jvp(fn, args, tuple(tangents), has_aux)   # the first one writes
+                first = False
                 if isinstance(res[1], (tuple, list, dict)):
                     raise GradTypeError("jacfwd needs a function with one array output",
                                         hint="take the Jacobian of each output separately")

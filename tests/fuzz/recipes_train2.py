@@ -5,3 +5,4 @@ RECIPES: dict = {}
 
 NOT_GENERATED["ad_compiler.nn.layers.check_dense_input"] = (
     "a shape check inside nn.Dense.construct; the layer recipes call Dense")
+NOT_GENERATED["ad_compiler.ops.creation.Assign"] = "writes a Parameter (tests/nn/test_effects.py)"
