@@ -142,7 +142,10 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
     _check_bool("has_aux", has_aux)
     check_callable(fn)
     signature(inputs)  # refuses inputs it cannot differentiate now, not at vjp_fn(v)
-    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop"))
+    # randoms=False: vjp_fn cannot redraw the mask the call of fn used
+    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop",
+                                      randoms=False))
+    grad_fn.entry_for(inputs)   # compiled (and refused, if it must be) before fn runs
     value = fn(*inputs)
     out, aux = _split_aux(value, has_aux)
 
@@ -309,6 +312,9 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     def jacobian(*args):
         check_callable(fn)
         pos = _positions(grad_position, len(args))
+        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad",
+                                          randoms=False))   # one mask for all the rows
+        grad_fn.entry_for(args)   # compiled (and refused, if it must be) before fn runs
         value, aux = _split_aux(fn(*args), has_aux)
         if isinstance(value, (tuple, list, dict)):
             raise GradTypeError("jacrev needs a function with one array output; this one "
@@ -316,7 +322,6 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
                                 hint="take the Jacobian of each output separately, or use "
                                      "has_aux=True to carry the others along")
         out = np.asarray(getattr(value, "asnumpy", lambda: value)())
-        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad"))
         rows = {p: [] for p in pos}
         for k in range(out.size):
             basis = np.zeros(out.size, out.dtype)

@@ -198,15 +198,27 @@ def test_assign_errors():
         ms.grad(WrongShape())(np.ones(2))
 
 
-def test_dropout_stays_refused_in_forward_mode():
-    class Drop(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.drop = nn.Dropout(p=0.5)
+class Drop(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(p=0.5)
 
-        def construct(self, x):
-            return np.sum(self.drop(x))
+    def construct(self, x):
+        return self.drop(x) * x
+
+
+@pytest.mark.parametrize("call", [
+    lambda n, x: ms.jvp(n, x, np.ones_like(x)),
+    lambda n, x: ms.vjp(n, x),          # vjp_fn could not redraw the mask of the call
+    lambda n, x: ms.jacrev(n)(x),       # one mask per row would not be one Jacobian
+    lambda n, x: ms.jacfwd(n)(x),
+])
+def test_dropout_in_training_mode_is_refused_by_the_jacobian_transforms_before_running(call):
     net = Drop()
     net.set_train()
-    with pytest.raises(TypeError, match="random"):
-        ms.jvp(net, np.ones(4), np.ones(4))
+    np.random.seed(5)
+    with pytest.raises(TypeError, match="random numbers at each call"):
+        call(net, np.ones(4))
+    after = np.random.random_sample()
+    np.random.seed(5)
+    assert after == np.random.random_sample()     # no mask was drawn
