@@ -13,10 +13,14 @@ Invariants:
 - Weight decay adds ``weight_decay * p`` to the gradient before the update
   (AdamWeightDecay adds it to the update instead, as MindSpore does). Without
   groups it skips every Parameter whose name contains ``gamma`` or ``beta``;
-  a group's ``weight_decay`` applies to all of its Parameters.
-- Groups: a list of dicts ``{'params': [...], 'lr': ..., 'weight_decay': ...}``
-  plus optionally ``{'order_params': [...]}``, which fixes the order of
-  ``optimizer.parameters`` (and so of ``grads``).
+  a group's ``weight_decay`` applies to all of its Parameters. A Cell as
+  ``weight_decay`` is MindSpore's dynamic decay: ``weight_decay(step)``.
+- Groups: a list of dicts ``{'params': [...], 'lr': ..., 'weight_decay': ...,
+  'grad_centralization': bool}`` plus optionally ``{'order_params': [...]}``, which
+  fixes the order of ``optimizer.parameters`` (and so of ``grads``). Gradient
+  centralization (conv Parameters only) subtracts from a gradient of rank >= 2
+  whose axis 1 is a multiple of 16 its mean over the axes after the first, after
+  the weight decay, as MindSpore's ``Centralization``.
 - ``loss_scale`` divides the gradients first.
 """
 from __future__ import annotations
@@ -97,12 +101,15 @@ class Optimizer(Cell):
     def construct(self, gradients):
         grads = _check_gradients(gradients, self.parameters, type(self).__name__)
         step = self.global_step
-        for param, grad, (lr, wd), state in zip(self.parameters, grads, self._settings,
-                                                self._state):
+        for param, grad, (lr, decay, centralize), state in zip(self.parameters, grads,
+                                                                self._settings, self._state):
             g = grad if self.loss_scale == 1.0 else grad / self.loss_scale
-            rate = lr.at(step)
+            rate, wd = lr.at(step), _decay_at(decay, step)
             p = unwrap(param)
-            new = self._step(p, self._decayed(p, g, wd), rate, state, wd)
+            g = self._decayed(p, g, wd)
+            if centralize and g.ndim >= 2 and g.shape[1] % 16 == 0:
+                g = g - g.mean(axis=tuple(range(1, g.ndim)), keepdims=True)
+            new = self._step(p, g, rate, state, wd)
             param._data = new.astype(p.dtype, copy=False)
         self.__dict__["global_step"] = step + 1
         return True
@@ -119,7 +126,7 @@ class Optimizer(Cell):
 
     def get_lr_parameter(self, param):
         """The learning rate of the next step for ``param`` (a Parameter)."""
-        for p, (lr, _) in zip(self.parameters, self._settings):
+        for p, (lr, _, _) in zip(self.parameters, self._settings):
             if p is param:
                 return wrap(np.float32(lr.at(self.global_step)))
         raise ValueError(f"{param!r} is not optimized by this {type(self).__name__}")
@@ -170,15 +177,40 @@ def _check_parameter_list(params, who: str) -> list:
     return params
 
 
+def _weight_decay(value, who: str):
+    """A float >= 0, or a Cell mapping the step to the decay (MindSpore's dynamic decay)."""
+    if isinstance(value, Cell):
+        return value
+    return _nonnegative(value, who, "weight_decay")
+
+
+def _decay_at(decay, step: int) -> float:
+    return float(np.asarray(unwrap(decay(step)))) if isinstance(decay, Cell) else decay
+
+
+def _centralization(group, who: str, params) -> bool:
+    """A group's ``grad_centralization`` flag: a bool, for Parameters of conv layers only."""
+    flag = group.get("grad_centralization", False)
+    if not isinstance(flag, bool):
+        raise TypeError(f"For '{who}', grad_centralization must be a bool, got "
+                        f"{type(flag).__name__}")
+    bad = [p.name for p in params if flag and "conv" not in p.name]
+    if bad:
+        raise ValueError(f"For '{who}', grad centralization applies to convolution layers "
+                         f"only (Parameters named '...conv...'), got {bad}")
+    return flag
+
+
 def _groups(parameters, learning_rate, weight_decay, who):
-    """``(parameters in order, [(learning rate, weight decay) per parameter])``."""
-    wd = _nonnegative(weight_decay, who, "weight_decay")
+    """``(parameters in order, [(learning rate, weight decay, grad centralization) per
+    parameter])``."""
+    wd = _weight_decay(weight_decay, who)
     entries = list(parameters) if not isinstance(parameters, Parameter) else [parameters]
     if not entries or not isinstance(entries[0], dict):
         params = _check_parameter_list(entries, who)
         lr = _LearningRate(learning_rate, who)
         # MindSpore's default decay filter: no decay for normalisation scales and shifts
-        return params, [(lr, 0.0 if "gamma" in p.name or "beta" in p.name else wd)
+        return params, [(lr, 0.0 if "gamma" in p.name or "beta" in p.name else wd, False)
                         for p in params]
     params, settings, order = [], {}, None
     for group in entries:
@@ -186,12 +218,14 @@ def _groups(parameters, learning_rate, weight_decay, who):
             order = _check_parameter_list(group["order_params"], who)
             continue
         group_lr = _LearningRate(group.get("lr", learning_rate), who)
-        group_wd = _nonnegative(group.get("weight_decay", weight_decay), who, "weight_decay")
-        for p in _check_parameter_list(group["params"], who):
+        group_wd = _weight_decay(group.get("weight_decay", weight_decay), who)
+        members = _check_parameter_list(group["params"], who)
+        centralize = _centralization(group, who, members)
+        for p in members:
             if id(p) in settings:
                 raise RuntimeError(f"For '{who}', the Parameter '{p.name}' is in two groups")
             params.append(p)
-            settings[id(p)] = (group_lr, group_wd)
+            settings[id(p)] = (group_lr, group_wd, centralize)
     if order is not None:
         missing = [p.name for p in order if id(p) not in settings]
         if missing:

@@ -106,3 +106,52 @@ def test_rmsprop_mean_square_starts_at_one():
     opt((ms.Tensor(g.astype(np.float32)),))
     s = 0.5 * 1.0 + 0.5 * g * g
     np.testing.assert_allclose(w.asnumpy(), -0.1 * g / np.sqrt(s + 1e-10), rtol=1e-6)
+
+
+class _HalvingDecay(nn.Cell):
+    """A dynamic weight decay: 0.1 * 0.5**step."""
+
+    def construct(self, global_step):
+        return ms.Tensor(np.float32(0.1 * 0.5 ** float(np.asarray(global_step))))
+
+
+def test_dynamic_weight_decay_cell():
+    start = np.array([0.5, -1.0, 2.0])
+    w = ms.Parameter(start.astype(np.float32), name="fc.weight")
+    g_ = ms.Parameter(np.ones(3, np.float32), name="bn.gamma")      # not decayed, as MindSpore
+    opt = nn.SGD([w, g_], learning_rate=0.1, weight_decay=_HalvingDecay())
+    p, q = start.copy(), np.ones(3)
+    for t, g in enumerate(GRADS):
+        opt((ms.Tensor(g.astype(np.float32)), ms.Tensor(g.astype(np.float32))))
+        p = p - 0.1 * (g + 0.1 * 0.5 ** t * p)
+        q = q - 0.1 * g
+        np.testing.assert_allclose(w.asnumpy(), p, rtol=1e-5)
+        np.testing.assert_allclose(g_.asnumpy(), q, rtol=1e-5)
+
+
+def test_grad_centralization_of_a_conv_group():
+    rng = np.random.default_rng(0)
+    w0 = rng.normal(size=(2, 16, 3, 3))
+    conv_w = ms.Parameter(w0.astype(np.float32), name="conv1.weight")
+    small = ms.Parameter(rng.normal(size=(2, 3, 3, 3)).astype(np.float32), name="conv2.weight")
+    fc = ms.Parameter(rng.normal(size=(4, 16)).astype(np.float32), name="fc.weight")
+    opt = nn.Momentum([{"params": [conv_w, small], "grad_centralization": True,
+                        "weight_decay": 0.01}, {"params": [fc]}], 0.1, 0.9)
+    grads = [rng.normal(size=p.shape) for p in (conv_w, small, fc)]
+    small0, fc0 = small.asnumpy().copy(), fc.asnumpy().copy()
+    opt(tuple(ms.Tensor(g.astype(np.float32)) for g in grads))
+    g = grads[0] + 0.01 * w0
+    g = g - g.mean(axis=(1, 2, 3), keepdims=True)     # axis 1 has 16 channels: centralized
+    np.testing.assert_allclose(conv_w.asnumpy(), w0 - 0.1 * g, rtol=1e-5, atol=1e-6)
+    # 3 input channels (not a multiple of 16): MindSpore leaves the gradient alone
+    np.testing.assert_allclose(small.asnumpy(), small0 - 0.1 * (grads[1] + 0.01 * small0),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fc.asnumpy(), fc0 - 0.1 * grads[2], rtol=1e-5, atol=1e-6)
+
+
+def test_grad_centralization_errors():
+    fc = ms.Parameter(np.zeros((2, 16), np.float32), name="fc.weight")
+    with pytest.raises(ValueError, match="convolution layers only"):
+        nn.SGD([{"params": [fc], "grad_centralization": True}])
+    with pytest.raises(TypeError, match="grad_centralization must be a bool"):
+        nn.SGD([{"params": [fc], "grad_centralization": 1}])
