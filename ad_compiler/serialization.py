@@ -18,9 +18,11 @@ are read with ``allow_pickle=False``: loading a checkpoint never runs code.
 - ``load_param_into_net(net, parameter_dict, strict_load=False)`` sets every
   Parameter of ``net`` whose name is in the dict and returns
   ``(param_not_load, ckpt_not_load)``: the names of ``net``'s Parameters that got
-  no value and of the dict's entries that went nowhere. A shape that differs is a
-  RuntimeError; a dtype that differs is converted between floating types unless
-  ``strict_load`` (then RuntimeError).
+  no value and of the dict's entries that were not loaded by name. Unless
+  ``strict_load``, a second pass loads the rest from entries named ``prefix +
+  name`` (a checkpoint of a net wrapped in another Cell), as MindSpore does. A shape
+  that differs is a RuntimeError; a dtype that differs is converted between
+  floating types unless ``strict_load`` (then RuntimeError).
 
 Encryption (``enc_key``/``dec_key``), asynchronous and distributed saving are not
 supported: a key is a ValueError; ``async_save`` and ``integrated_save`` are accepted
@@ -177,7 +179,27 @@ def load_param_into_net(net, parameter_dict, strict_load=False) -> tuple:
             continue
         _update(param, np.asarray(unwrap(parameter_dict[param.name])), strict_load, who)
         ckpt_not_load.remove(param.name)
+    if param_not_load and not strict_load:
+        _load_with_prefix(net, parameter_dict, param_not_load, who)
     return param_not_load, ckpt_not_load
+
+
+def _load_with_prefix(net, parameter_dict, param_not_load, who) -> None:
+    """MindSpore's second pass (not with ``strict_load``): while some entry of the dict is
+    ``prefix + name`` of a Parameter not loaded yet, load every such Parameter from
+    ``prefix + its name`` (they leave ``param_not_load``; ``ckpt_not_load`` keeps them)."""
+    while param_not_load:
+        prefix = next((key[:-len(name)] for name in param_not_load for key in parameter_dict
+                       if key.endswith(name) and key != name
+                       and not isinstance(parameter_dict[key], str)), None)
+        if prefix is None:
+            return
+        for _, param in net.parameters_and_names():
+            key = prefix + param.name
+            if param.name in param_not_load and key in parameter_dict \
+                    and not isinstance(parameter_dict[key], str):
+                _update(param, np.asarray(unwrap(parameter_dict[key])), False, who)
+                param_not_load.remove(param.name)
 
 
 def _update(param, arr, strict: bool, who: str) -> None:

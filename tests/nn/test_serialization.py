@@ -107,3 +107,19 @@ def test_a_file_that_is_not_a_checkpoint(tmp_path):
     f.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a checkpoint"):
         ms.load_checkpoint(str(f))
+
+
+def test_a_checkpoint_of_a_wrapped_net_loads_by_prefix(tmp_path):
+    """MindSpore's second pass: entries named 'prefix + name' load the net's Parameters
+    (not with strict_load); ckpt_not_load still lists them, as MindSpore's does."""
+    src = _net(0)
+    f = str(tmp_path / "wrapped.ckpt")
+    ms.save_checkpoint([{"name": "network." + p.name, "data": p} for p in src.get_parameters()], f)
+    params = ms.load_checkpoint(f)
+    dst = _net(1)
+    not_loaded, unused = ms.load_param_into_net(dst, params)
+    assert not_loaded == [] and len(unused) == 6
+    for a, b in zip(src.get_parameters(), dst.get_parameters()):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    strict = _net(2)
+    assert len(ms.load_param_into_net(strict, params, strict_load=True)[0]) == 6
