@@ -126,6 +126,9 @@ def _lower_assign(b, variable, value):
     if have.ndim and tuple(have.shape) != tuple(want.shape):
         raise ValueError(f"ops.assign: the value has shape {tuple(have.shape)}, the Parameter "
                          f"{tuple(want.shape)}")
+    if not have.weak:   # as eagerly: set_data refuses a conversion that loses precision
+        param = b.parameter_of(target)
+        param._check_dtype(have.dtype)
     if have.dtype != want.dtype or have.weak:
         v = b.emit("cast", v, dtype=want.dtype)
     if not have.ndim and want.ndim:

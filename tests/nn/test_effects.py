@@ -197,6 +197,15 @@ def test_assign_errors():
     with pytest.raises(ValueError, match=r"shape \(3,\), the Parameter \(2,\)"):
         ms.grad(WrongShape())(np.ones(2))
 
+    class LosesPrecision(Counter):
+        def construct(self, x):
+            ops.assign(self.w, x)        # float64 into float32: refused, as set_data does
+            return np.sum(x)
+    with pytest.raises(TypeError, match="lose precision"):
+        ms.grad(LosesPrecision())(np.ones(2))
+    with pytest.raises(TypeError, match="lose precision"):
+        LosesPrecision()(np.ones(2))
+
 
 class Drop(nn.Cell):
     def __init__(self):
