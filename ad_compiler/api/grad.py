@@ -55,6 +55,7 @@ class Config:
     return_ids: bool = False
     style: str = "grad"          # "gradop" or "grad": how results are packed
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
+    randoms: bool = True         # random masks drawn per call (False: refused, see vjp)
 
 
 def _general_path(gf) -> Callable:
