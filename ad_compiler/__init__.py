@@ -12,6 +12,7 @@ from . import dtype, ops
 from .api.grad import GradOperation, grad, value_and_grad
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
 from .api.vmap import vmap
+from .api import inside as _inside  # noqa: F401  (transforms inside compiled code)
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn.parameter import Parameter, ParameterTuple
@@ -29,6 +30,9 @@ _LAZY = {
     "primitive": (".api.extension", "primitive"),
     "hessian": (".api.hessian", "hessian"),
     "hvp": (".api.hessian", "hvp"),
+    "save_checkpoint": (".serialization", "save_checkpoint"),
+    "load_checkpoint": (".serialization", "load_checkpoint"),
+    "load_param_into_net": (".serialization", "load_param_into_net"),
 }
 
 
@@ -57,4 +61,5 @@ __all__ = [
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
     "vmap", "checkpoint",
+    "save_checkpoint", "load_checkpoint", "load_param_into_net",
 ]

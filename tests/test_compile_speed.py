@@ -66,7 +66,7 @@ _LAZY_CHECK = r'''
 import sys
 import ad_compiler as ms
 lazy = ["ad_compiler.nn.layers", "ad_compiler.nn.optim", "ad_compiler.nn.loss",
-        "ad_compiler.api.hessian", "ad_compiler.api.checking", "ad_compiler.common",
+        "ad_compiler.api.checking", "ad_compiler.common", "ad_compiler.serialization",
         "numpy.random"]
 assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]
 from ad_compiler import nn
@@ -75,6 +75,7 @@ assert nn.Dense is Dense and Dense.__module__ == "ad_compiler.nn.layers"
 assert issubclass(Adam, nn.Optimizer) and nn.optim.Adam is Adam
 assert ms.nn is nn and ms.Parameter is nn.Parameter
 assert ms.hessian.__module__ == "ad_compiler.api.hessian" and callable(ms.check_grad)
+assert ms.save_checkpoint.__module__ == "ad_compiler.serialization"
 assert ms.common.initializer.__name__ == "ad_compiler.common.initializer"
 assert {"nn", "hessian", "custom_vjp"} <= set(dir(ms)) and "Adam" in dir(nn)
 for name in ms.__all__:

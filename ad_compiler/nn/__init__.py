@@ -27,6 +27,9 @@ _MODULES = {
     "activation": ("ELU", "GELU", "Identity", "LeakyReLU", "LogSoftmax", "ReLU6", "SiLU"),
     "normalization": ("BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"),
     "basic": ("Dropout", "Embedding"),
+    "dynamic_lr": ("cosine_decay_lr", "exponential_decay_lr", "inverse_decay_lr",
+                   "natural_exp_decay_lr", "piecewise_constant_lr", "polynomial_decay_lr",
+                   "warmup_lr"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -46,6 +49,9 @@ __all__ = [
 
 __all__ += ["CellDict", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "LogSoftmax", "Identity",
             "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding", "Dropout"]
+
+__all__ += ["dynamic_lr", "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr",
+            "inverse_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 
 
 def __getattr__(name: str):
