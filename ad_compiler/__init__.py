@@ -52,6 +52,13 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
+def _load_all() -> None:
+    """Load everything loaded on first use (see ``ad_compiler.ad.rules.all_lowerings``)."""
+    for name in _LAZY:
+        __getattr__(name)
+    nn._load_all()
+
+
 __version__ = "0.1.0"
 
 __all__ = [

@@ -248,7 +248,9 @@ def _run_on_import(load: bool = False) -> None:
 
 
 def all_lowerings() -> list:
-    """Every ``(object, lowering)`` pair registered, those waiting for an import included."""
+    """Every ``(object, lowering)`` pair: the modules ``import ad_compiler`` leaves to first
+    use are loaded, and the registrations waiting for an import are run."""
+    importlib.import_module("ad_compiler")._load_all()
     _run_on_import(load=True)
     return list(_LOWERINGS.values())
 

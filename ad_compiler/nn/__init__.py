@@ -69,3 +69,10 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY) | set(_MODULES))
+
+
+def _load_all() -> None:
+    """Load every module of the package (what lists every lowering needs: some layers
+    register the lowerings of their own functions)."""
+    for module in _MODULES:
+        importlib.import_module(f"{__name__}.{module}")
