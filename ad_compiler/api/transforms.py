@@ -16,7 +16,7 @@ from ..ad.rules import register_lowering
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..tensor import unwrap
-from .compiler import check_output, check_real
+from .compiler import check_output, check_complex
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
@@ -166,7 +166,7 @@ def _jvp_entry(fn, args):
 
     def build():
         lifted = lift(fn, tuple(spec_of(a) for a in args))
-        check_real(lifted, fn)
+        check_complex(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir), make_reader(lifted.captured)

@@ -228,10 +228,23 @@ unary("sqrt", "np.sqrt({0})", lambda b, g, out, x: b.div(b.mul(g, b.const(0.5)),
       domain="positive", aliases=(np.sqrt, math.sqrt))
 unary("square", "{0} * {0}", lambda b, g, out, x: b.mul(g, b.mul(x, b.const(2))),
       aliases=(np.square,))
-# abs'(0) = sign(0) = 0
-unary("abs", "np.abs({0})", lambda b, g, out, x: b.mul(g, b.sign(x)),
-      examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))],
-      aliases=(np.abs, abs, operator.abs))
+
+
+def _abs_jvp(b, t, out, x):
+    """``t * sign(x)``; of a complex ``x``, ``Re(t * conj(sign(x)))`` (|x| is real)."""
+    if t[0] is None:
+        return None
+    if b.type_of(x).dtype.kind != "c":
+        return expand_like(b, b.mul(t[0], b.sign(x)), out)
+    return expand_like(b, b.real(b.mul(t[0], b.conj(b.sign(x)))), out)
+
+
+# abs'(0) = sign(0) = 0; of a complex z the cotangent is ct * conj(z / |z|) (ops/complex_numbers.py)
+primitive("abs", emit="np.abs({0})", infer=elementwise("abs"), family=F,
+          vjp=lambda b, ct, out, x: (b.mul(ct, b.conj(b.sign(x)) if b.type_of(x).dtype.kind == "c"
+                                           else b.sign(x)),),
+          jvp=_abs_jvp, examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))],
+          aliases=(np.abs, abs, operator.abs))
 
 
 @lowering(math.log)
