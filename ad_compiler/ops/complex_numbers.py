@@ -89,14 +89,13 @@ def lower_angle(b, z, deg=False):
     return b.mul(out, b.const(180 / np.pi)) if deg else out
 
 
-def _cast_ok(op) -> bool:
-    """A cast keeps complex values complex: complex to real drops the imaginary part
-    with a ComplexWarning, which ``np.real`` says explicitly."""
-    return op.result.type.dtype.kind == "c" or op.inputs[0].type.dtype.kind != "c"
-
-
-def _pyfloat_ok(op) -> bool:
-    return op.inputs[0].type.dtype.kind != "c"
+def _keeps_complex(op) -> bool:
+    """Complex inputs give a complex result: a cast to a real dtype, or complex values
+    written into a real array, drop the imaginary part (NumPy's ComplexWarning), which
+    ``np.real`` says explicitly."""
+    return op.result.type.dtype.kind == "c" or not any(
+        getattr(v.type, "dtype", None) is not None and v.type.dtype.kind == "c"
+        for v in op.inputs)
 
 
 #: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values
@@ -107,15 +106,15 @@ COMPLEX: dict = dict.fromkeys((
     # holomorphic elementwise: the real rule ct * f'(z) is the transpose
     "add", "sub", "mul", "div", "neg", "pow", "pow_scalar", "exp", "log", "sin", "cos", "tan",
     "tanh", "sinh", "cosh", "sqrt", "square", "reciprocal", "log1p", "expm1", "log2", "log10",
-    "exp2", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid",
-    "abs", "where", "copy", "npscalar",
+    "exp2", "arcsin", "arccos", "arctan", "arccosh", "arctanh", "sigmoid",
+    "abs", "where", "copy",
     # linear data movement and indexing
     "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "slice_axis", "pad",
-    "concat", "stack", "getitem", "gather", "index_add", "index_sub", "scatter_add",
-    "index_set", "tile", "repeat", "roll", "diagonal", "diagonal_put", "tril", "triu",
+    "concat", "stack", "getitem", "gather", "tile", "repeat", "roll", "diagonal", "diagonal_put", "tril", "triu",
     "list_get", "stack_list", "unstack", "list_zeros", "list_add_at", "list_add",
     "sum_to", "broadcast_like", "reshape_like", "dim",
     # reductions, scans, products
     "sum", "mean", "prod", "cumsum", "cumprod", "matmul", "tensordot", "einsum", "cross",
     "inv", "det", "solve",
-), True) | {"cast": _cast_ok, "pyfloat": _pyfloat_ok}
+), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
+                        "scatter_add"), _keeps_complex)
