@@ -372,9 +372,7 @@ def derive_inplace(template: str) -> dict:
     m = re.fullmatch(r"\{0\} ([-+*/]) \{1\}", template)
     if m:
         op, ufunc = m.group(1), _OPERATOR_UFUNCS[m.group(1)]
-        # + is commutative bit for bit; complex * is not (NumPy's a*b and b*a may differ
-        # in the last bit), so it keeps its operand order
-        second = (f"{{1}} {op}= {{0}}" if op == "+"
+        second = (f"{{1}} {op}= {{0}}" if op in "+*"  # commutative: exact either way
                   else f"np.{ufunc}({{0}}, {{1}}, out={{1}})")
         return {0: f"{{0}} {op}= {{1}}", 1: second}
     if template == "-{0}":
