@@ -123,7 +123,7 @@ def check_complex(lifted, fn, seeds=None) -> None:
             f"{_display_name(fn)}() returns a complex value; a gradient needs a real-valued "
             "output (as in JAX)", lifted.loc,
             hint="differentiate a real function of it (np.real(out), np.abs(out) ** 2), or "
-                 "pass a complex sensitivity: vjp(fn, z)[1](ct), or "
+                 "pass a complex cotangent ct: out, vjp_fn = vjp(fn, z); vjp_fn(ct), or "
                  "GradOperation(sens_param=True)")
 
 
