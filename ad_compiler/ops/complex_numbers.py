@@ -98,15 +98,16 @@ def _keeps_complex(op) -> bool:
         for v in op.inputs)
 
 
-#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values
+#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values (not
+#: ``sign``: z / |z| of a complex z is no step function, its derivative is not 0)
 COMPLEX: dict = dict.fromkeys((
     # new here, and values without a derivative
-    "real", "imag", "conj", "const", "stop_gradient", "zeros_like", "ones_like", "sign",
+    "real", "imag", "conj", "const", "stop_gradient", "zeros_like", "ones_like",
     "equal", "not_equal", "isnan", "isfinite", "isinf",
     # holomorphic elementwise: the real rule ct * f'(z) is the transpose
     "add", "sub", "mul", "div", "neg", "pow", "pow_scalar", "exp", "log", "sin", "cos", "tan",
     "tanh", "sinh", "cosh", "sqrt", "square", "reciprocal", "log1p", "expm1", "log2", "log10",
-    "exp2", "arcsin", "arccos", "arctan", "arccosh", "arctanh", "sigmoid",
+    "exp2", "arcsin", "arccos", "arctan", "arctanh", "sigmoid",
     "abs", "where", "copy",
     # linear data movement and indexing
     "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "slice_axis", "pad",
