@@ -52,7 +52,9 @@ primitive("real", emit="np.real({0})", infer=run_infer("real"), family=F, view=T
           examples=_EXAMPLES, batch=broadcasting("real"))
 primitive("imag", emit="np.imag({0})", infer=run_infer("imag"), family=F, view=True,
           vjp=_imag_vjp, jvp=_imag_jvp, examples=_EXAMPLES, batch=broadcasting("imag"))
-primitive("conj", emit="np.conj({0})", infer=run_infer("conj"), family=F,
+# the method form: a Python number stays a Python number ((1+2j).conjugate() is a complex,
+# np.conj(1+2j) an np.complex128: lower_conj adds that cast)
+primitive("conj", emit="{0}.conjugate()", infer=run_infer("conj"), family=F,
           vjp=lambda b, ct, out, x: (b.fit(b.conj(ct), x),),
           jvp=lambda b, t, out, x: None if t[0] is None else b.conj(t[0]),
           examples=_EXAMPLES, batch=broadcasting("conj"))
@@ -72,7 +74,9 @@ def lower_imag(b, x):
 
 @lowering(np.conj, np.conjugate)
 def lower_conj(b, x):
-    return b.conj(b.const(x))
+    out = b.conj(b.const(x))
+    t = b.type_of(out)
+    return b.npscalar(out, dtype=t.dtype) if t.weak else out
 
 
 @method("conj", "conjugate")

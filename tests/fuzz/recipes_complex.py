@@ -3,20 +3,30 @@
 Each recipe builds a complex value from the real variables at hand (``x + 1j * y``,
 ``np.exp(1j * x)``, ``x * (0.5 - 1.5j)`` ...), passes it through the function and
 comes back to real numbers (``np.real``, ``np.imag``, ``np.abs``, ``np.angle``) in the
-same expression: programs keep real variables, so every check of the oracle applies
-(the gradient of a real input that met complex values is real; docs/complex.md), and
-float32 inputs must give complex64 intermediates and float32 results.
+same expression: variables stay real (the gradient of a real input that met complex
+values is real; docs/complex.md), and float32 inputs must give complex64
+intermediates and float32 results. With the feature on, an input array may itself
+be complex (generator.py); only these recipes read it, and the oracle checks its
+gradient in JAX's convention.
 """
 from __future__ import annotations
 
+import numpy as np
+
 
 def _complex(g) -> str:
-    """A complex expression of the real variables."""
+    """A complex input, or a complex expression of the real variables."""
+    inputs = g.visible(lambda v: isinstance(v, np.ndarray) and v.dtype.kind == "c")
+    if inputs and g.coin(0.6):
+        z = g.choice(inputs)
+        return g.choice([z, f"({z} * {z})", f"np.exp({z} * 0.5)", f"np.conj({z})", f"{z}.T",
+                         f"np.sum({z}, axis=0)", f"({z} @ {z}.T)" if g.val(z).ndim == 2 else
+                         f"np.sin({z})"])
     x = g.num()
     y = g.partner(x)
-    return g.choice([f"({x} + 1j * {y})", f"np.exp(1j * {x})", f"({x} * (0.5 - 1.5j))",
+    return g.choice([f"({x} + {y} * 1j)", f"np.exp(1j * {x})", f"({x} * (0.5 - 1.5j))",
                      f"(({x} + 1j) ** 2)", f"np.sqrt({x} + 2j)", f"(np.sin({x} - 0.5j) * {y})",
-                     f"np.conj({x} - 1j * {y})"])
+                     f"np.conj({x} - {y} * 1j)"])
 
 
 def _back_to_real(g, z: str) -> str:
@@ -55,7 +65,7 @@ def _angle(g):
     x = g.num()
     # an imaginary part of 0.5 or more keeps the angle away from its jump (the negative reals)
     deg = g.choice(["", ", deg=True"])
-    return f"np.angle({x} + 1j * (np.abs({g.partner(x)}) + 0.5){deg})"
+    return f"np.angle({x} + (np.abs({g.partner(x)}) + 0.5) * 1j{deg})"
 
 
 RECIPES = {
