@@ -423,3 +423,11 @@ def test_every_lowered_numpy_function_of_a_complex_array_is_numpy_or_refused(tmp
                 np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-6, err_msg=name)
             checked += 1
     assert checked > 80
+
+
+def test_vmap_of_grad_on_complex_batches():
+    zs = np.stack([Z, Z * 0.5j, Z - 1.0])
+    got = ms.vmap(grad(abs_squared_sum))(zs)
+    np.testing.assert_allclose(got, 2 * np.conj(zs))
+    np.testing.assert_allclose(ms.vmap(lambda z: np.real(z) * np.imag(z))(zs),
+                               np.real(zs) * np.imag(zs))
