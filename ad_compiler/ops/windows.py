@@ -68,20 +68,32 @@ def _float(*arrays):
 
 
 def _columns(win, groups):
-    """``(G, N * prod(out), C/G * prod(kernel))``: the windows as rows of a matrix."""
+    """``(G, C/G * prod(kernel), N * prod(out))``: the windows as columns of a matrix.
+
+    Kernel-major (im2col transposed): the copy's innermost axis is the output's
+    last spatial axis, long runs of the input, not the few taps of a kernel row.
+    """
     n, c = win.shape[:2]
     d = (win.ndim - 2) // 2
     grouped = win.reshape((n, groups, c // groups) + win.shape[2:])
-    order = (1, 0) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
-    return grouped.transpose(order).reshape(groups, n * int(np.prod(win.shape[2:2 + d])), -1)
+    order = (1, 2) + tuple(range(3 + d, 3 + 2 * d)) + (0,) + tuple(range(3, 3 + d))
+    return grouped.transpose(order).reshape(groups, -1, n * int(np.prod(win.shape[2:2 + d])))
+
+
+def _by_group(y, groups):
+    """``(N, O, *spatial)`` as ``(G, O/G, N * prod(spatial))``."""
+    n, o = y.shape[:2]
+    d = y.ndim - 2
+    grouped = y.reshape((n, groups, o // groups) + y.shape[2:])
+    return grouped.transpose((1, 2, 0) + tuple(range(3, 3 + d))).reshape(groups, o // groups, -1)
 
 
 def _ungroup(m, n, spatial):
-    """``(G, N * prod(spatial), K)`` back to ``(N, G * K, *spatial)``."""
-    groups, k = m.shape[0], m.shape[-1]
+    """``(G, O/G, N * prod(spatial))`` back to ``(N, O, *spatial)``."""
+    groups, k = m.shape[:2]
     d = len(spatial)
-    out = m.reshape((groups, n) + tuple(spatial) + (k,))
-    out = out.transpose((1, 0, 2 + d) + tuple(range(2, 2 + d)))
+    out = m.reshape((groups, k, n) + tuple(spatial))
+    out = out.transpose((2, 0, 1) + tuple(range(3, 3 + d)))
     return out.reshape((n, groups * k) + tuple(spatial))
 
 
@@ -90,8 +102,8 @@ def conv(x, w, stride, dilation, padding, groups):
     dtype = _float(x, w)
     win = windows(pad(x, padding), w.shape[2:], stride, dilation)
     cols = _columns(win, groups).astype(dtype, copy=False)
-    filters = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1).astype(dtype)
-    return _ungroup(cols @ filters, x.shape[0], win.shape[2:2 + len(stride)])
+    filters = w.reshape(groups, w.shape[0] // groups, -1).astype(dtype, copy=False)
+    return _ungroup(filters @ cols, x.shape[0], win.shape[2:2 + len(stride)])
 
 
 def conv_filter(x, y, kernel, stride, dilation, padding, groups):
@@ -99,12 +111,9 @@ def conv_filter(x, y, kernel, stride, dilation, padding, groups):
     dtype = _float(x, y)
     win = windows(pad(x, padding), kernel, stride, dilation)
     cols = _columns(win, groups).astype(dtype, copy=False)
-    d = len(kernel)
-    n, o = y.shape[:2]
-    ym = y.reshape((n, groups, o // groups) + y.shape[2:])
-    ym = ym.transpose((1, 0) + tuple(range(3, 3 + d)) + (2,)).reshape(groups, -1, o // groups)
-    dw = np.swapaxes(cols, 1, 2) @ ym.astype(dtype, copy=False)  # (G, C/G * K, O/G)
-    return np.swapaxes(dw, 1, 2).reshape((o, x.shape[1] // groups) + tuple(kernel))
+    ym = _by_group(y, groups).astype(dtype, copy=False)
+    dw = ym @ np.swapaxes(cols, 1, 2)  # (G, O/G, C/G * K)
+    return dw.reshape((y.shape[1], x.shape[1] // groups) + tuple(kernel))
 
 
 def taps(kernel, stride, dilation, out):
@@ -131,15 +140,13 @@ def conv_transpose(y, w, size, stride, dilation, padding, groups):
     dtype = _float(y, w)
     n, o = y.shape[:2]
     c = w.shape[1] * groups
-    ym = y.reshape((n, groups, o // groups) + out)
-    ym = ym.transpose((1, 0) + tuple(range(3, 3 + d)) + (2,)).reshape(groups, -1, o // groups)
     wm = w.reshape(groups, o // groups, -1).astype(dtype, copy=False)
-    cols = (ym.astype(dtype, copy=False) @ wm).reshape((groups, n) + out + (c // groups,) + kernel)
-    order = (tuple(range(3 + d, 3 + 2 * d)) + (1, 0, 2 + d) + tuple(range(2, 2 + d)))
-    cols = cols.transpose(order).reshape((-1, n, c) + out)  # (taps, N, C, *out): one copy
+    cols = np.swapaxes(wm, 1, 2) @ _by_group(y, groups).astype(dtype, copy=False)
+    cols = cols.reshape((groups, c // groups) + kernel + (n,) + out)  # (G, C/G, *K, N, *out)
+    to_nc = (2, 0, 1) + tuple(range(3, 3 + d))  # one tap's (G, C/G, N, *out) as (N, C, *out)
     xp = np.zeros((n, c) + tuple(m + lo + hi for m, (lo, hi) in zip(size, padding)), dtype)
-    for tap, index in zip(cols, taps(kernel, stride, dilation, out)):
-        xp[index] += tap
+    for tap, index in zip(np.ndindex(*kernel), taps(kernel, stride, dilation, out)):
+        xp[index] += cols[(slice(None),) * 2 + tap].transpose(to_nc).reshape((n, c) + out)
     return _crop(xp, size, padding)
 
 
