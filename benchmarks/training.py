@@ -119,7 +119,7 @@ def _softmax_xent(logits, labels):
     return loss, d / np.asarray(n, logits.dtype)
 
 
-def _dense_backward(d, x, w, relu_out=None):
+def _dense_backward(d, x, w):
     """``(dx, dw, db)`` of ``x @ w.T + b``; ``d`` already through the activation."""
     return d @ w, d.T @ x, d.sum(axis=0)
 
@@ -260,7 +260,10 @@ def make_torch_step(kind, params):
         loss.backward()
         optimizer.step()
         return loss
-    return step, (lambda x, labels: (torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))))
+
+    def convert(x, labels):
+        return torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
+    return step, convert
 
 
 def workloads(batch):

@@ -108,7 +108,8 @@ def make_digits(n: int, size: int = 32, seed: int = 0, noise: float = 0.1):
 
 
 def split(images, labels, test_fraction: float = 0.2):
-    """``(train_images, train_labels), (test_images, test_labels)``: the last part is the test set."""
+    """``(train_images, train_labels), (test_images, test_labels)``; the test set is the
+    last ``test_fraction`` of the images."""
     cut = len(images) - int(round(len(images) * test_fraction))
     return (images[:cut], labels[:cut]), (images[cut:], labels[cut:])
 

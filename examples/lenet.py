@@ -24,7 +24,10 @@ from progress import progress
 
 
 class LeNet5(nn.Cell):
-    """LeNet-5 as in MindSpore's model zoo (input: N x 1 x 32 x 32)."""
+    """LeNet-5 with the layers of MindSpore's model zoo and default initial values.
+
+    Input: N x 1 x 32 x 32 images; output: N x num_class logits.
+    """
 
     def __init__(self, num_class=10, num_channel=1):
         super().__init__()
@@ -84,7 +87,7 @@ def evaluate(net, images, labels, batch_size=500):
     return correct / len(images)
 
 
-def train(net, train_net, images, labels, args):
+def train(train_net, images, labels, args):
     """``args.epochs`` epochs of shuffled batches (the last partial batch dropped)."""
     rng = np.random.default_rng(args.seed)
     steps = len(images) // args.batch_size
@@ -133,7 +136,7 @@ def main(argv=None):
     optimizer = nn.Momentum(net.trainable_params(), learning_rate=args.lr, momentum=0.9)
     train_net = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
     train_net.set_train()
-    history = train(net, train_net, train_x, train_y, args)
+    history = train(train_net, train_x, train_y, args)
     accuracy = evaluate(net, test_x, test_y)
     seconds = time.perf_counter() - start
     print(f"test accuracy {accuracy:.2%} on {len(test_x)} held-out images, {seconds:.1f}s in all")
