@@ -119,9 +119,9 @@ def _softmax_xent(logits, labels):
     return loss, d / np.asarray(n, logits.dtype)
 
 
-def _dense_backward(d, x, w):
+def _dense_backward(d, x, w, need_dx=True):
     """``(dx, dw, db)`` of ``x @ w.T + b``; ``d`` already through the activation."""
-    return d @ w, d.T @ x, d.sum(axis=0)
+    return (d @ w if need_dx else None), d.T @ x, d.sum(axis=0)
 
 
 def lenet_loss_and_grads(p, x, labels):
@@ -157,7 +157,7 @@ def mlp_loss_and_grads(p, x, labels):
     loss, d = _softmax_xent(h2 @ f3.T + b3, labels)
     dh2, df3, db3 = _dense_backward(d, h2, f3)
     dh1, df2, db2 = _dense_backward(dh2 * (h2 > 0), h1, f2)
-    _, df1, db1 = _dense_backward(dh1 * (h1 > 0), flat, f1)
+    _, df1, db1 = _dense_backward(dh1 * (h1 > 0), flat, f1, need_dx=False)
     return loss, [df1, db1, df2, db2, df3, db3]
 
 
