@@ -56,7 +56,7 @@ LAYER_INPUTS = {"conv1": (1, 32, 32), "conv2": (6, 14, 14), "fc1": (400,),
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--train", type=int, default=4000, help="training images")
     parser.add_argument("--test", type=int, default=1000, help="held-out test images")
     parser.add_argument("--batch-size", type=int, default=32)
