@@ -19,8 +19,9 @@ Parameter and MindSpore's Momentum update (``v = 0.9 v + g; p -= 0.01 v``):
 BLAS gets one thread (``OPENBLAS_NUM_THREADS`` and friends are set before NumPy is
 imported, unless already set, and threadpoolctl limits it when installed), so the
 three see the same single core. The steps are timed interleaved, a batch of each
-per round, the order rotating; each is charged its fastest batch (other processes
-only add time). Ratios are ``ad_compiler / numpy`` and ``ad_compiler / torch``.
+per round, the order rotating, in CPU time (``time.process_time``: on a shared
+machine other processes add wall time, not our CPU time); each is charged its
+median. Ratios are ``ad_compiler / numpy`` and ``ad_compiler / torch``.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.guards import time_side_by_side  # noqa: E402
+import gc  # noqa: E402
+import time  # noqa: E402
 
 LR, MOMENTUM = 0.01, 0.9
 
@@ -275,8 +277,35 @@ def workloads(batch):
             ("mlp", Network(), mlp_loss_and_grads, (batch, 1, 32, 32))]
 
 
-def measure(rounds=15, batch=32, target_ns=20_000_000):
-    """``[(name, ad_compiler ms, numpy ms, torch ms or None)]`` per training step."""
+def time_steps(calls, rounds, steps=3):
+    """Median CPU ms per step of each ``(step, args)``: a batch of ``steps`` steps of each
+    per round, the order rotating between rounds, the garbage collector off.
+
+    CPU time (``time.process_time``), not wall time: with one BLAS thread it is the
+    step's own work, which other processes on a shared machine do not add to.
+    """
+    times = [[] for _ in calls]
+    enabled = gc.isenabled()
+    for step, args in calls:
+        step(*args)  # warm up (and compile)
+    gc.disable()
+    try:
+        for r in range(rounds):
+            order = list(range(len(calls)))
+            for i in order[r % len(order):] + order[:r % len(order)]:
+                step, args = calls[i]
+                start = time.process_time()
+                for _ in range(steps):
+                    step(*args)
+                times[i].append((time.process_time() - start) / steps * 1e3)
+    finally:
+        if enabled:
+            gc.enable()
+    return [float(np.median(t)) for t in times]
+
+
+def measure(rounds=30, batch=32):
+    """``[(name, ad_compiler ms, numpy ms, torch ms or None)]``: CPU time per training step."""
     rng = np.random.default_rng(0)
     np.random.seed(0)
     rows = []
@@ -291,20 +320,21 @@ def measure(rounds=15, batch=32, target_ns=20_000_000):
         if torch_step is not None:
             step, convert = torch_step
             calls.append((step, convert(x, labels)))
-        ns = time_side_by_side(calls, rounds, target_ns)
-        rows.append((name, ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6 if len(ns) > 2 else None))
+        steps = 3 if name == "lenet5" else 100
+        ms_ = time_steps(calls, rounds, steps)
+        rows.append((name, ms_[0], ms_[1], ms_[2] if len(ms_) > 2 else None))
     return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.training")
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args(argv)
     limit_blas_threads()
     rows = measure(args.rounds, args.batch)
-    print(f"one training step, batch {args.batch}, one BLAS thread "
-          f"(OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')})")
+    print(f"one training step, batch {args.batch}, median CPU ms over {args.rounds} rounds, "
+          f"one BLAS thread (OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')})")
     print(f"{'workload':10s} {'ad_compiler ms':>15s} {'numpy ms':>10s} {'torch ms':>10s} "
           f"{'ad/numpy':>9s} {'ad/torch':>9s}")
     for name, ad, hand, torch_ms in rows:
