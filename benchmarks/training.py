@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+if __name__ == "__main__":  # before NumPy starts its BLAS (importing this module does not)
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
@@ -270,7 +271,8 @@ def make_torch_step(kind, params):
 
 def workloads(batch):
     """``[(name, network, hand-written loss_and_grads, input shape)]``."""
-    sys.path.insert(0, str(ROOT / "examples"))
+    if str(ROOT / "examples") not in sys.path:
+        sys.path.insert(0, str(ROOT / "examples"))
     from lenet import LeNet5
     from mlp import Network
     return [("lenet5", LeNet5(), lenet_loss_and_grads, (batch, 1, 32, 32)),
