@@ -102,6 +102,7 @@ def train(train_net, images, labels, args):
             losses.append(float(loss))
             bar.update(losses[-1])
         bar.close()
+        print(f"epoch {epoch + 1}/{args.epochs}: mean loss {np.mean(losses):.4f}")
         history.append(losses)
     return history
 

@@ -1,14 +1,18 @@
 """The examples (examples/): they train in a tiny configuration, and stay MindSpore programs.
 
 The full runs (LeNet-5 to its stated accuracy) are commands in examples/README.md;
-here each example trains for seconds and must lower its loss and beat chance.
+here each example runs as a command in a tiny configuration (seconds) and must
+lower its loss and beat chance.
 """
 from __future__ import annotations
 
 import ast
 import importlib
 import io
+import os
 import pathlib
+import re
+import subprocess
 import sys
 
 import numpy as np
@@ -41,9 +45,23 @@ def example(monkeypatch):
         sys.modules.pop(name, None)
 
 
-def _first_and_last(history, n=8):
-    losses = [loss for epoch in history for loss in epoch]
-    return np.mean(losses[:n]), np.mean(losses[-n:])
+def run_example(name, *args):
+    """Run ``examples/NAME`` as a user does, with one BLAS thread (the tiny products of
+    these runs only wait for each other on more threads when the machine is busy)."""
+    env = dict(os.environ, PYTHONPATH=str(EXAMPLES.parent), OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def epoch_losses(out):
+    return [float(m) for m in re.findall(r"mean loss (\d+\.\d+)", out)]
+
+
+def accuracy(out):
+    return float(re.findall(r"test accuracy (\d+\.\d+)%", out)[-1]) / 100
 
 
 def test_digits_are_reproducible_float32_images_of_every_class(example):
@@ -70,25 +88,21 @@ def test_digits_differ_between_classes_more_than_within(example):
     assert (nearest == labels).mean() > 0.5  # a nearest-mean classifier already beats chance
 
 
-def test_lenet_trains_in_a_tiny_configuration(example, capsys):
-    lenet = example("lenet")
-    result = lenet.main(["--train", "400", "--test", "200", "--epochs", "2",
-                         "--batch-size", "16", "--lr", "0.05", "--plain"])
-    first, last = _first_and_last(result["history"])
-    assert last < first - 0.3, (first, last)
-    assert result["accuracy"] > 0.25  # chance is 0.1
-    out, err = capsys.readouterr()
-    assert "test accuracy" in out
+def test_lenet_trains_in_a_tiny_configuration():
+    out, err = run_example("lenet.py", "--train", "400", "--test", "200", "--epochs", "2",
+                           "--batch-size", "16", "--lr", "0.05", "--plain")
+    first, second = epoch_losses(out)
+    assert second < first - 0.2, out
+    assert accuracy(out) > 0.25, out  # chance is 0.1
     assert "epoch 2/2 [" in err and "loss " in err  # the progress bar with the loss
 
 
-def test_mlp_quick_start_trains_in_a_tiny_configuration(example, capsys):
-    mlp = example("mlp")
-    result = mlp.main(["--train", "600", "--test", "200", "--epochs", "2", "--batch-size", "32"])
-    first, last = _first_and_last(result["history"])
-    assert last < first - 0.3, (first, last)
-    assert result["accuracy"] > 0.3
-    assert "epoch 2: mean loss" in capsys.readouterr().out
+def test_mlp_quick_start_trains_in_a_tiny_configuration():
+    out, _ = run_example("mlp.py", "--train", "600", "--test", "200", "--epochs", "2",
+                         "--batch-size", "32")
+    first, second = epoch_losses(out)
+    assert second < first - 0.15, out
+    assert accuracy(out) > 0.2, out
 
 
 @pytest.mark.parametrize("layer,calls", [
