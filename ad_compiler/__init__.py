@@ -16,6 +16,7 @@ from .api.grad import GradOperation, grad, value_and_grad
 from .api.hessian import hessian, hvp
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
 from .api.vmap import vmap
+from .api import inside as _inside  # noqa: F401  (transforms inside compiled code)
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple

@@ -33,6 +33,7 @@ from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
 from .fastpath import MISS, fast_call, guarded, ndarray_signature
+from .keywords import bind_keywords, call_parameters
 from .signature import flatten, signature
 from .state import current_entry, next_serial
 
@@ -85,6 +86,7 @@ class GradFunction:
         self._fast: dict = {}   # plain-ndarray signature -> its Guard (fastpath.py)
         self._miss = _general_path(self)
         self._hot = self._miss  # the guard's call of the signature used last
+        self._parameters = None  # fn's parameters, read at the first call with keywords
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -144,14 +146,20 @@ class GradFunction:
         return self._call(args, kwargs)
 
     def _split(self, args, kwargs):
-        """``(inputs, sens)`` of a call (sens None without ``sens_param``)."""
+        """``(inputs, sens)`` of a call (sens None without ``sens_param``); inputs given
+        by keyword are bound to ``fn``'s parameters (api/keywords.py)."""
+        sens = None
         if self.config.sens:
-            return packing.split_sens(args, kwargs)
+            args, sens = packing.split_sens(args, kwargs)
         if kwargs:
-            raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
-                                "positionally" + ("" if self.config.style == "grad" else
-                                                  " (sens= needs sens_param=True)"))
-        return args, None
+            if self._parameters is None:
+                self._parameters = call_parameters(self.fn)
+            if "sens" in kwargs and not any(p.name == "sens" for p in self._parameters or ()):
+                raise GradTypeError("sens= is given but the gradient function takes no "
+                                    "sensitivity", hint="make it with sens_param=True "
+                                    "(GradOperation) to pass the output sensitivity")
+            args = bind_keywords(self.fn, args, kwargs, self._parameters)
+        return args, sens
 
     def _call(self, args, kwargs):
         args, sens = self._split(args, kwargs)

@@ -19,7 +19,8 @@ from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 # -- sens ----------------------------------------------------------------------
 
 def split_sens(args, kwargs):
-    """``(inputs, sens)``: ``sens=`` wins over the last positional argument."""
+    """``(inputs, sens)``: ``sens=`` wins over the last positional argument (taken out
+    of ``kwargs``; the other keywords are inputs)."""
     if "sens" in kwargs:
         sens = kwargs.pop("sens")
     elif args:
@@ -27,8 +28,6 @@ def split_sens(args, kwargs):
     else:
         raise GradRuntimeError("sens_param=True: pass the output sensitivity as the last "
                                "positional argument or as sens=")
-    if kwargs:
-        raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}")
     if sens is None:
         raise GradTypeError("sens is None: with sens_param=True the gradient function needs the "
                             "output sensitivity", hint="pass an array (or Tensor) of the "
@@ -48,9 +47,37 @@ def flatten_sens(sens, entry) -> list:
     leaves = _sens_leaves(sens, entry.out_tree)
     types = entry.sens_types
     if len(leaves) != len(types):
-        raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has "
-                               f"{len(types)} outputs: pass one sensitivity per output")
+        leaves = _without_constant_outputs(leaves, entry.sens_tree, len(types))
     return [_check_sens(s, t, i) for i, (s, t) in enumerate(zip(leaves, types))]
+
+
+def _without_constant_outputs(leaves, tree, n: int) -> list:
+    """``leaves`` given for every leaf of the output, its constants too (a Python int
+    among the outputs: JAX and MindSpore structure the cotangent like the output), with
+    the entries of the constants left out. Whatever such an entry holds (zeros, None, a
+    number) multiplies a zero derivative."""
+    dynamic = [isinstance(t, int) and not isinstance(t, bool) for t in _output_leaves(tree)]
+    n_constant = len(dynamic) - sum(dynamic)
+    if len(leaves) != len(dynamic) or not n_constant:
+        also = f" (and {n_constant} constant output{'s' if n_constant > 1 else ''}, whose " \
+               "entries may be given too)" if n_constant else ""
+        raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has {n} "
+                               f"outputs{also}: pass one sensitivity per output")
+    for k, (s, d) in enumerate(zip(leaves, dynamic)):
+        if not d and s is not None and not isinstance(s, Value) and not _is_real_number(unwrap(s)):
+            raise GradTypeError(f"sens entry {k} is {_describe(unwrap(s))}, for a constant "
+                                "output: pass zeros, None or any real number there")
+    return [s for s, d in zip(leaves, dynamic) if d]
+
+
+def _output_leaves(tree) -> list:
+    """The leaves of an output structure (frontend's out_tree), in the order the
+    sensitivity lists them."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _output_leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for t in tree.values() for leaf in _output_leaves(t)]
+    return [tree]
 
 
 def sens_values(b, sens, entry) -> list:

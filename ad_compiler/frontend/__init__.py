@@ -37,7 +37,7 @@ Contract (used by the API layer):
 """
 from __future__ import annotations
 
-from .custom import call_with_rule, has_bprop, rule_of
+from .custom import call_with_rule, has_bprop, note_recompute_flag, rule_of
 
 import inspect
 from dataclasses import dataclass, field
@@ -140,6 +140,9 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
     if lower is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return lower(lifter.b, *values)
+    if is_cell(fn) and not has_bprop(fn):  # the owner: its reads start from it
+        lifter.captures.owner(fn)
+        note_recompute_flag(lifter.captures, fn)
     rule = rule_of(fn)
     if rule is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]

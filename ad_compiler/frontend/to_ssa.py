@@ -56,6 +56,10 @@ class LiftBuilder(Builder):
         self._lifter = lifter
         self._snapshots: dict = {}  # id(array) -> (array, its read-only copy)
 
+    def call(self, fn, args: list):
+        """``fn(*args)`` lifted as the compiled code calls a function (inlined)."""
+        return self._lifter.call(fn, list(args), {})
+
     def read_parameter(self, param) -> Value:
         """The Value of ``param`` in the function being lifted."""
         return self._lifter.parameter_value(param)
