@@ -22,6 +22,7 @@ from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
 from .nn import Parameter, ParameterTuple
 from .tensor import Tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_seed
+from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
 __version__ = "0.1.0"
 
@@ -32,4 +33,5 @@ __all__ = [
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
     "vmap", "checkpoint",
+    "save_checkpoint", "load_checkpoint", "load_param_into_net",
 ]

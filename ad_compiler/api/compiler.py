@@ -183,7 +183,7 @@ def _describe(v, lifted) -> str:
 
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
-    lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True)
+    lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=config.randoms)
     check_real(lifted, fn)
     check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)

@@ -42,7 +42,7 @@ def bind_keywords(fn, args: tuple, kwargs: dict, params: list | None = None) -> 
     docstring); ``params``: :func:`call_parameters` of ``fn``, when already known."""
     if not kwargs:
         return args
-    name = _name(fn)
+    name = display_name(fn)
     params = call_parameters(fn) if params is None else params
     if params is None:
         raise GradTypeError(f"{name}() has no signature to bind the keyword arguments "
@@ -101,7 +101,8 @@ def _listed(names: list) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def _name(fn) -> str:
+def display_name(fn) -> str:
+    """How Python's call errors name ``fn``: its qualified name (``Net.construct``)."""
     if hasattr(fn, "construct") and not inspect.isfunction(fn):
         return f"{type(fn).__name__}.construct"
     return getattr(fn, "__qualname__", None) or type(fn).__name__

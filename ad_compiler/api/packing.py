@@ -8,6 +8,9 @@ the structure MindSpore gives (docs/api.md), converting each gradient to its inp
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
@@ -174,11 +177,33 @@ def pack(gf, entry, outs, args, kinds):
 
 def write_parameters(entry, outs) -> None:
     """Set each Parameter the compiled code wrote (``entry.effects``) to its new value."""
-    if not entry.effects:
+    if entry.effects:
+        n = entry.n_value_outs
+        set_written(entry.effects, outs[n - len(entry.effects):n])
+
+
+#: False while a transform evaluates its function again for more derivatives (the rows
+#: of a Jacobian, vjp_fn): each call of a transform writes Parameters once.
+_WRITES = contextvars.ContextVar("parameter_writes", default=True)
+
+
+def set_written(params, values) -> None:
+    """Set each Parameter to the value compiled code computed for it (unless inside
+    :func:`no_parameter_writes`)."""
+    if not _WRITES.get():
         return
-    new_values = outs[entry.n_value_outs - len(entry.effects):entry.n_value_outs]
-    for param, value in zip(entry.effects, new_values):
+    for param, value in zip(params, values):
         param.set_data(np.asarray(value).astype(unwrap(param).dtype, copy=False))
+
+
+@contextlib.contextmanager
+def no_parameter_writes():
+    """Compiled calls inside the block leave Parameters alone (see ``_WRITES``)."""
+    token = _WRITES.set(False)
+    try:
+        yield
+    finally:
+        _WRITES.reset(token)
 
 
 def _wants_value(config) -> bool:
@@ -213,7 +238,16 @@ def pack_values(gf, entry, outs, args, b):
     weights = [_inlined_weight_grad(b, w, None if j is None else next(it))
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
+    _write_inlined(b, entry, outs)
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _write_inlined(b, entry, outs) -> None:
+    """The Parameters an inlined gradient's function writes are written by the function
+    it is inlined into (once per evaluation, as a call of the function would)."""
+    n, k = entry.n_value_outs, len(entry.effects)
+    for param, value in zip(entry.effects, outs[n - k:n]):
+        b.write_parameter(b.read_parameter(param), value)
 
 
 def _inlined_weight_grad(b, w, g):

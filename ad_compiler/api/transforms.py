@@ -7,6 +7,7 @@ or pass nothing and a few common shapes are tried in turn.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_real
+from .packing import no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
@@ -139,7 +141,10 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
     _check_bool("has_aux", has_aux)
     check_callable(fn)
     signature(inputs)  # refuses inputs it cannot differentiate now, not at vjp_fn(v)
-    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop"))
+    # randoms=False: vjp_fn cannot redraw the mask the call of fn used
+    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop",
+                                      randoms=False))
+    grad_fn.entry_for(inputs)   # compiled (and refused, if it must be) before fn runs
     value = fn(*inputs)
     out, aux = _split_aux(value, has_aux)
 
@@ -149,7 +154,8 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
             raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {given}",
                                 hint="pass an array of the output's shape and dtype, e.g. "
                                      "vjp_fn(np.ones_like(out))")
-        return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+        with no_parameter_writes():   # the call of vjp evaluated fn: it wrote them
+            return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
     vjp_fn.__ad_lower__ = inlined("InlinedVJP", fn, inputs, has_aux)
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
 
@@ -174,7 +180,7 @@ def _jvp_entry(fn, args):
     from .state import current_entry, make_reader
 
     def build():
-        lifted = lift(fn, tuple(spec_of(a) for a in args))
+        lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=False)
         check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
@@ -206,7 +212,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     """
     _check_bool("has_aux", has_aux)
     check_callable(fn)
-    from .packing import _value
+    from .packing import _value, set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
@@ -214,6 +220,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *state, *t_leaves)
     half = len(outs) // 2
+    set_written(lifted.effects, outs[half - len(lifted.effects):half])
     as_tensor = TENSOR in kinds
     out = _value(lifted.out_tree, outs[:half], as_tensor)
     tan = _value(lifted.out_tree, outs[half:], as_tensor, tangent=True)
@@ -315,6 +322,9 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     def jacobian(*args):
         check_callable(fn)
         pos = _positions(grad_position, len(args))
+        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad",
+                                          randoms=False))   # one mask for all the rows
+        grad_fn.entry_for(args)   # compiled (and refused, if it must be) before fn runs
         value, aux = _split_aux(fn(*args), has_aux)
         if isinstance(value, (tuple, list, dict)):
             raise GradTypeError("jacrev needs a function with one array output; this one "
@@ -322,12 +332,12 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
                                 hint="take the Jacobian of each output separately, or use "
                                      "has_aux=True to carry the others along")
         out = np.asarray(getattr(value, "asnumpy", lambda: value)())
-        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad"))
         rows = {p: [] for p in pos}
         for k in range(out.size):
             basis = np.zeros(out.size, out.dtype)
             basis[k] = 1
-            g = grad_fn(*args, basis.reshape(out.shape))
+            with no_parameter_writes():   # fn(*args) above wrote them
+                g = grad_fn(*args, basis.reshape(out.shape))
             g = _as_tuple(g[0] if has_aux else g)  # (grads, aux) with has_aux
             for p, gp in zip(pos, g):
                 rows[p].append(np.asarray(getattr(gp, "asnumpy", lambda: gp)()))
@@ -355,13 +365,15 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         check_callable(fn)
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
-        jac, aux, out_shape = [], None, None
+        jac, aux, out_shape, first = [], None, None, True
         for p in pos:
             cols = []
             for k in range(arrays[p].size):
                 tangents = [np.zeros_like(a) for a in arrays]
                 tangents[p].flat[k] = 1
-                res = jvp(fn, args, tuple(tangents), has_aux)
+                with contextlib.nullcontext() if first else no_parameter_writes():
+                    res = jvp(fn, args, tuple(tangents), has_aux)   # the first one writes
+                first = False
                 if isinstance(res[1], (tuple, list, dict)):
                     raise GradTypeError("jacfwd needs a function with one array output",
                                         hint="take the Jacobian of each output separately")

@@ -190,6 +190,17 @@ def _argmax_taps(x, kernel, stride, dilation, padding):
     return which, index, xp.shape
 
 
+def max_pool_argmax(x, kernel, stride, dilation, padding):
+    """The pooled shape: the flat index, in each ``(H, W)`` plane of ``x`` itself (not
+    padded), of each window's first maximum, as int64 (MindSpore's ``return_indices``)."""
+    which, _, _ = _argmax_taps(x, kernel, stride, dilation, padding)
+    taps = np.unravel_index(which, kernel)
+    grids = np.meshgrid(*(np.arange(n) for n in which.shape[2:]), indexing="ij")
+    coords = tuple(g * s + t * dl - lo for g, s, t, dl, (lo, _)
+                   in zip(grids, stride, taps, dilation, padding))
+    return np.ravel_multi_index(coords, x.shape[2:]).astype(np.int64)
+
+
 def max_pool_scatter(x, g, kernel, stride, dilation, padding):
     """``x``'s shape: each ``g`` value added at its window's maximum."""
     which, index, full = _argmax_taps(x, kernel, stride, dilation, padding)

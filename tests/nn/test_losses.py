@@ -96,7 +96,7 @@ def _ce_indices(x, y, w=None, ignore=-100, reduction="mean", eps=0.0):
     for n in range(len(y)):
         keep = y[n] != ignore
         nll.append(-w[y[n]] * lp[n, y[n]] if keep else 0.0)
-        smooth.append(-np.sum(w * lp[n]) if keep else 0.0)
+        smooth.append(-np.sum(lp[n]) if keep else 0.0)    # no class weights here
         wsum += w[y[n]] if keep else 0.0
     nll, smooth = np.array(nll), np.array(smooth)
     if reduction == "mean":
