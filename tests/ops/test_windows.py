@@ -72,6 +72,11 @@ def test_max_pool_kernels_match_a_loop_over_windows(case, ties, nan):
     np.testing.assert_array_equal(windows.max_pool(x, **p), pooled)
     np.testing.assert_allclose(windows.max_pool_scatter(x, g, **p), scattered[crop], atol=1e-12)
     np.testing.assert_array_equal(windows.max_pool_gather(x, x * 0.5 + 1.0, **p), gathered)
+    argmax = np.empty(g.shape, np.int64)  # return_indices: flat, in the unpadded plane
+    for index, cell in where.items():
+        unpadded = tuple(c - lo for c, (lo, _) in zip(cell[2:], padding))
+        argmax[index] = np.ravel_multi_index(unpadded, x.shape[2:])
+    np.testing.assert_array_equal(windows.max_pool_argmax(x, **p), argmax)
 
 
 @pytest.mark.parametrize("case", CASES)
