@@ -12,9 +12,8 @@ functions of benchmarks/compile.py, and the fuzzer's programs for ``--seeds`` (d
 0:200; each runs the fuzzer's checks, so its gradient, forward-mode and second-order
 sources are generated too). Each source is recorded in the order it is compiled, under
 the name of the program that caused it. What differs from run to run is replaced:
-temporary file names by ``<tmp>``, the fuzzer's module names (``fz_<pid>_<n>``) by
-``fz_N``, and the address in the name of the list a loop over an array's items holds
-(``for_items_<id>``) by ``for_items_ID``.
+temporary file names by ``<tmp>``, and the fuzzer's module names (``fz_<pid>_<n>``) by
+``fz_N``.
 """
 from __future__ import annotations
 
@@ -114,8 +113,7 @@ def main(argv=None) -> int:
     workloads()
     straight_line()
     fuzz(range(int(start), int(stop)))
-    varying = ((re.compile(r"/tmp/[^\s:'\"]*"), "<tmp>"), (re.compile(r"fz_\d+_\d+"), "fz_N"),
-               (re.compile(r"for_items_\d+"), "for_items_ID"))
+    varying = ((re.compile(r"/tmp/[^\s:'\"]*"), "<tmp>"), (re.compile(r"fz_\d+_\d+"), "fz_N"))
     for name, source in _RECORD:
         for pattern, replacement in varying:
             source = pattern.sub(replacement, source)
