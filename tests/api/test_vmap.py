@@ -360,3 +360,53 @@ def test_captured_state_is_read_at_call_time():
     np.testing.assert_allclose(vf(X), 2 * X)
     SCALE = np.full(3, 3.0)
     np.testing.assert_allclose(vf(X), 3 * X)
+
+
+# -- per-example gradients through convolution, labels, list cotangents, own rules ----
+
+def central(fn, args, pos):
+    """Central differences of the scalar ``fn`` in its argument ``pos`` (float64)."""
+    x = np.asarray(args[pos], dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += EPS
+        lo[i] -= EPS
+        at = lambda v: fn(*args[:pos], v, *args[pos + 1:])  # noqa: E731
+        grad[i] = (at(hi) - at(lo)) / (2 * EPS)
+    return grad
+
+
+def conv_net(w1, w2, x, y):
+    h = ops.conv2d(x[None], w1, pad_mode="same")
+    h = ops.max_pool2d(np.maximum(h, 0.0), 2)
+    z = np.tanh(h.reshape(-1) @ w2)
+    return np.sum((z - y) ** 2)
+
+
+CONV_W1, CONV_W2 = RNG.normal(size=(3, 2, 3, 3)), RNG.normal(size=(3 * 3 * 2, 2)) / 4
+CONV_X, CONV_Y = RNG.normal(size=(4, 2, 6, 4)), RNG.normal(size=(4, 2))
+
+
+def test_per_example_gradients_of_a_conv_net_match_central_differences():
+    args = (CONV_W1, CONV_W2, CONV_X, CONV_Y)
+    gw1, gw2 = ms.vmap(ms.grad(conv_net, grad_position=(0, 1)), in_axes=(None, None, 0, 0))(*args)
+    assert gw1.shape == (4, 3, 2, 3, 3) and gw2.shape == (4, 18, 2)
+    for k in range(4):
+        one = (CONV_W1, CONV_W2, CONV_X[k], CONV_Y[k])
+        np.testing.assert_allclose(gw1[k], central(conv_net, one, 0), atol=1e-6)
+        np.testing.assert_allclose(gw2[k], central(conv_net, one, 1), atol=1e-6)
+
+
+def test_per_example_input_gradients_of_a_conv_net_with_per_example_filters():
+    """Filters that differ between examples (grouped convolution), and an input
+    gradient (the transposed convolution) per example, in float32."""
+    w1s = RNG.normal(size=(4,) + CONV_W1.shape)
+    f32 = [a.astype(np.float32) for a in (w1s, CONV_W2, CONV_X, CONV_Y)]
+    gx = ms.vmap(ms.grad(conv_net, grad_position=2), in_axes=(0, None, 0, 0))(*f32)
+    assert gx.dtype == np.float32
+    for k in range(4):
+        want = central(conv_net, (w1s[k], CONV_W2, CONV_X[k], CONV_Y[k]), 2)
+        np.testing.assert_allclose(gx[k], want, atol=2e-3)
+    source = ms.vmap(ms.grad(conv_net, grad_position=2), in_axes=(0, None, 0, 0)).source(*f32)
+    assert "groups=4" in source and "for " not in source

@@ -36,9 +36,6 @@ NO_RULE = {
        for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
     **{name: "list cotangents (second order through loops): not batched yet, vmap refuses them"
        for name in ("list_zeros", "list_add_at", "list_add")},
-    **{name: "convolution and pooling (ops/conv.py): not batched yet, vmap refuses them"
-       for name in ("conv", "conv_filter", "conv_transpose", "max_pool", "max_pool_gather",
-                    "max_pool_scatter")},
 }
 #: examples for the primitives whose declarations have none with arrays
 EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
