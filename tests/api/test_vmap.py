@@ -268,14 +268,21 @@ def test_an_if_on_a_shared_value_batches_its_branches():
         np.testing.assert_allclose(got, loop(f, (X, flag), (0, None)))
 
 
-def test_index_arrays_that_differ_between_examples_are_refused_with_their_line():
-    def pick(x, i):
-        return x[i]
-    with pytest.raises(UnsupportedOperationError, match="index arrays that differ") as e:
-        ms.vmap(pick)(X, np.array([[0, 1]] * 5))
-    assert "return x[i]" in str(e.value)
-    np.testing.assert_allclose(ms.vmap(pick, in_axes=(0, None))(X, np.array([2, 0])),
-                               X[:, [2, 0]])
+def test_masks_and_sorted_arrays_that_differ_between_examples_are_refused_with_their_line():
+    def masked(x, m):
+        y = x.copy()
+        y[m] += 1.0
+        return y
+    masks = X > 0
+    with pytest.raises(UnsupportedOperationError, match="boolean mask") as e:
+        ms.vmap(masked)(X, masks)
+    assert "y[m] += 1.0" in str(e.value)
+
+    def bins(edges, v):
+        return np.searchsorted(edges, v)
+    with pytest.raises(UnsupportedOperationError, match="sorted array that differs") as e:
+        ms.vmap(bins, in_axes=(0, None))(np.sort(X, axis=1), 0.1)
+    assert "np.searchsorted(edges, v)" in str(e.value)
 
 
 def test_a_length_that_depends_on_each_example_is_refused_with_its_line():
@@ -410,3 +417,78 @@ def test_per_example_input_gradients_of_a_conv_net_with_per_example_filters():
         np.testing.assert_allclose(gx[k], want, atol=2e-3)
     source = ms.vmap(ms.grad(conv_net, grad_position=2), in_axes=(0, None, 0, 0)).source(*f32)
     assert "groups=4" in source and "for " not in source
+
+
+LABELS = np.array([2, 0, 1, 1, 2])
+IDX = RNG.integers(-3, 3, size=(5, 2))
+
+
+@pytest.mark.parametrize("fn,args,in_axes", [
+    (lambda x, i: x[i], (X, LABELS), (0, 0)),
+    (lambda x, i: x[i], (X, IDX), (0, 0)),
+    (lambda x, i: x[i], (X[0], IDX), (None, 0)),
+    (lambda x, i: x[:, i] * 2, (RNG.normal(size=(4, 5, 3)), IDX), (1, 0)),
+    (lambda x, i: x[i, :, i], (RNG.normal(size=(3, 2, 3, 5)), IDX.T), (3, 1)),
+    (lambda x, i, j: x[i, j], (RNG.normal(size=(5, 3, 3)), IDX, LABELS[:2]), (0, 0, None)),
+    (lambda x, i: np.take_along_axis(x, i, axis=1),
+     (RNG.normal(size=(5, 2, 3)), RNG.integers(0, 3, size=(5, 2, 4))), (0, 0)),
+    (lambda x, i: np.take(x, i, axis=0), (X[0], IDX), (None, 0)),
+], ids=["label", "array", "shared-x", "slice-first", "not-adjacent", "two-arrays",
+        "take_along_axis", "take"])
+def test_per_example_index_arrays_read_each_examples_positions(fn, args, in_axes):
+    np.testing.assert_allclose(ms.vmap(fn, in_axes=in_axes)(*args), loop(fn, args, in_axes))
+
+
+def scattered(x, i, v):
+    y = x * 1.0
+    y[i] = v
+    y[i + 1] += 2.0
+    return y * np.sum(x[i])
+
+
+def test_per_example_index_arrays_write_each_examples_positions():
+    i = np.array([[0, 0], [2, 1], [1, 2], [0, 3], [3, 3]])
+    args, in_axes = (RNG.normal(size=(5, 5)), i, RNG.normal(size=(5, 2))), (0, 0, 0)
+    np.testing.assert_allclose(ms.vmap(scattered)(*args), loop(scattered, args, in_axes))
+    gx = ms.vmap(ms.grad(lambda x, i, v: np.sum(np.sin(scattered(x, i, v)))))(*args)
+    for k in range(5):
+        one = (args[0][k], i[k], args[2][k])
+        np.testing.assert_allclose(
+            gx[k], central(lambda x, i, v: np.sum(np.sin(scattered(x, i, v))), one, 0), atol=1e-6)
+
+
+def cross_entropy(w, b, x, label):
+    logits = x @ w + b
+    logp = logits - np.log(np.sum(np.exp(logits)))
+    return -logp[label]
+
+
+def test_per_example_cross_entropy_gradients_with_labels_match_central_differences():
+    w, b = RNG.normal(size=(3, 4)), RNG.normal(size=4)
+    labels = np.array([3, 0, 1, 3, 2])
+    per_example = ms.vmap(ms.grad(cross_entropy, grad_position=(0, 1)),
+                          in_axes=(None, None, 0, 0))
+    gw, gb = per_example(w, b, X, labels)
+    for k in range(5):
+        one = (w, b, X[k], labels[k])
+        np.testing.assert_allclose(gw[k], central(cross_entropy, one, 0), atol=1e-6)
+        np.testing.assert_allclose(gb[k], central(cross_entropy, one, 1), atol=1e-6)
+    f32 = per_example(w.astype(np.float32), b.astype(np.float32), X.astype(np.float32), labels)
+    assert all(g.dtype == np.float32 for g in f32)
+    assert "for " not in per_example.source(w, b, X, labels)
+
+
+def picked(w, i):
+    return w[i] * w[0]
+
+
+def test_gradient_of_a_vmapped_read_through_per_example_labels():
+    """The adjoint of a shared array read at each example's positions adds them all up
+    (np.add.at over the batch)."""
+    def total(w, labels):
+        return np.sum(np.tanh(ms.vmap(picked, in_axes=(None, 0))(w, labels)))
+    w = RNG.normal(size=4)
+    labels = np.array([3, 0, 3, 3, 1])
+    plain = lambda w, labels: np.sum(np.tanh(w[labels] * w[0]))  # noqa: E731
+    np.testing.assert_allclose(ms.grad(total)(w, labels), central(plain, (w, labels), 0),
+                               atol=1e-6)
