@@ -32,7 +32,7 @@ from . import rules
 from ..errors import UnsupportedOperationError
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
-from ..ir.control import free_values
+from ..ir.control import build_for, free_values
 from ..ir.core import AType, Block, Function, ListType, Op, Value
 from ..ir.dims import HINT, is_dynamic
 
@@ -45,6 +45,9 @@ class BatchBuilder(Builder):
         super().__init__(block)
         self.batch_size = size
         self.differentiable = differentiable
+        #: id of a loop-carried list (a list cotangent, whose items a loop adds to) ->
+        #: its length: that of its initial value
+        self.list_lengths: dict = {}
 
 
 def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: int,
@@ -70,9 +73,11 @@ def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: in
     return Function(name or f"{fn.name}_vmap", body, fn.loc)
 
 
-def _batched_type(t: AType, ax, size: int) -> AType:
+def _batched_type(t, ax, size: int):
     if ax is None:
         return t
+    if isinstance(t, ListType):  # a list batched: each item along axis 0
+        return ListType(_batched_type(t.elem, 0, size))
     shape = list(t.shape)
     shape.insert(ax, size)
     return AType(tuple(shape), t.dtype, False)
@@ -166,15 +171,38 @@ def to_front(b, v, ax):
 
 
 def materialize(b, v, ax):
-    """``v`` batched along axis 0: a shared value is broadcast along a new axis 0."""
+    """``v`` batched along axis 0: a shared value is broadcast along a new axis 0 (a
+    shared list item by item)."""
     if ax is not None:
-        return move_axis(b, v, ax, 0)
+        return v if isinstance(v.type, ListType) else move_axis(b, v, ax, 0)
     t = v.type
     if isinstance(t, ListType):
-        raise UnsupportedOperationError("vmap cannot broadcast a list across the batch")
+        return _materialize_list(b, v)
     if t.weak:
         v = b.cast(v, dtype=t.dtype)
     return b.broadcast_to(v, shape=(b.batch_size,) + tuple(t.shape))
+
+
+def _list_length(b, lst):
+    """The length of the list ``lst`` (a Value or an int) if known, else None."""
+    from .control import list_length
+    known = b.list_lengths.get(id(lst))
+    return known if known is not None else list_length(lst)
+
+
+def _materialize_list(b, lst):
+    """A shared list with each item broadcast across the batch: a loop over its items
+    (its length is the trip count of the loop that built it)."""
+    n = _list_length(b, lst)
+    if n is None:
+        raise UnsupportedOperationError(
+            "vmap cannot broadcast this list across the batch: its length is not known here")
+
+    def step(b, i, carried):
+        return [], [materialize(b, b.list_get(lst, i), None)]
+    (out,) = build_for(b, b.const(n) if isinstance(n, int) else n, [], step,
+                       index_hint="k", hints=(lst.hint,))
+    return out
 
 
 # -- structured ops -------------------------------------------------------------
@@ -219,7 +247,7 @@ def _batch_loop(b, op, env, axes) -> None:
     init = [env.get(id(v), v) for v in op.inputs[len(head):]]
     active = {j for j in range(k) if id(init[j]) in axes}
     while True:
-        block, outs, local_axes, cond = _loop_regions(b, op, env, axes, active, counted)
+        block, outs, local_axes, cond = _loop_regions(b, op, env, axes, active, counted, init)
         grown = active | {j for j in range(k) if id(outs[j]) in local_axes}
         if grown == active:
             break
@@ -242,7 +270,7 @@ def _batch_loop(b, op, env, axes) -> None:
     axes.update({id(results[k + s]): 0 for s in stacked})
 
 
-def _loop_regions(b, op, env, axes, active, counted):
+def _loop_regions(b, op, env, axes, active, counted, init):
     """The loop's regions batched with the carried values ``active`` batched along 0."""
     body = op.regions[-1]
     first = 1 if counted else 0
@@ -250,6 +278,9 @@ def _loop_regions(b, op, env, axes, active, counted):
     for j in active:
         args[first + j] = Value(_batched_type(args[first + j].type, 0, b.batch_size),
                                 args[first + j].hint)
+    for a, v in zip(args[first:], init):
+        if isinstance(a.type, ListType) and _list_length(b, v) is not None:
+            b.list_lengths[id(a)] = _list_length(b, v)
     local_axes = dict(axes)
     local_axes.update({id(args[first + j]): 0 for j in active})
     cond = None

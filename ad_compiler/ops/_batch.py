@@ -322,6 +322,25 @@ def batch_list_get(b, axes, lst, i):
     return b.list_get(lst, i), axes[0]
 
 
+def batch_list_zeros(b, axes, lst):
+    return b.list_zeros(lst), axes[0]
+
+
+def batch_list_add_at(b, axes, acc, i, v):
+    """Item ``i`` of the list cotangent ``acc`` plus ``v``: a shared ``acc`` broadcast
+    across the batch first when ``v`` differs between examples."""
+    if axes[1] is not None:
+        raise UnsupportedOperationError("vmap: a list index that differs between examples")
+    if axes[2] is not None:
+        acc, v = materialize(b, acc, axes[0]), to_front(b, v, axes[2])
+    return b.list_add_at(acc, i, v), 0
+
+
+def batch_list_add(b, axes, x, y):
+    """Two list cotangents added item by item (NumPy broadcasts a shared one's items)."""
+    return b.list_add(x, y), 0
+
+
 def batch_stack_list(b, axes, lst, *, axis=0, **params):
     n = lst.type.elem.ndim - 1
     return b.stack_list(lst, axis=shift(axis, n + 1), **params), 0

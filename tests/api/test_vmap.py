@@ -492,3 +492,66 @@ def test_gradient_of_a_vmapped_read_through_per_example_labels():
     plain = lambda w, labels: np.sum(np.tanh(w[labels] * w[0]))  # noqa: E731
     np.testing.assert_allclose(ms.grad(total)(w, labels), central(plain, (w, labels), 0),
                                atol=1e-6)
+
+
+def read_in_a_loop(x, w, lim):
+    """A list built by a while loop (its condition shared by the batch), read at other
+    indices by a second loop: its cotangent is a list, built item by item."""
+    ys = []
+    while np.sum(lim) < 10.0:
+        lim = lim * 2.0
+        w = w * 1.5 + x
+        ys.append(np.sin(w))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(ys[i] ** 2 * x)
+    return s
+
+
+def shared_list_read_in_a_loop(x, w, lim):
+    """The list does not depend on the batched input, its items' cotangents do."""
+    ys = []
+    while np.sum(lim) < 10.0:
+        lim = lim * 2.0
+        w = w * 1.5
+        ys.append(np.sin(w))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(ys[i] * x)
+    return s
+
+
+LIM = np.array([0.5, 1.0, 1.5])
+
+
+@pytest.mark.parametrize("fn", [read_in_a_loop, shared_list_read_in_a_loop])
+@pytest.mark.parametrize("pos", [0, 1])
+def test_list_cotangents_batch_per_example_gradients(fn, pos):
+    w = RNG.normal(size=3)
+    if pos == 1:
+        source = ms.adjoint_source(fn, X[0], w, LIM, grad_position=pos)
+        assert "rt.list_add_at(" in source and "rt.list_zeros(" in source
+    got = ms.vmap(ms.grad(fn, pos), in_axes=(0, None, None))(X, w, LIM)
+    for k in range(len(X)):
+        np.testing.assert_allclose(got[k], central(fn, (X[k], w, LIM), pos), atol=1e-6)
+
+
+def squared_gradient(fn, pos):
+    def second(x, w, lim):
+        return np.sum(ms.grad(fn, pos)(x, w, lim) ** 2)
+    return second
+
+
+@pytest.mark.parametrize("fn", [read_in_a_loop, shared_list_read_in_a_loop])
+def test_list_cotangents_batch_second_order_through_loops(fn):
+    w = RNG.normal(size=3)
+    for outer in (0, 1):
+        second = ms.grad(squared_gradient(fn, 1), outer)
+        got = ms.vmap(second, in_axes=(0, None, None))(X, w, LIM)
+        np.testing.assert_allclose(got, loop(second, (X, w, LIM), (0, None, None)),
+                                   rtol=1e-10, atol=1e-12)
+    # the loop of second-order gradients agrees with central differences of the first
+    first = ms.grad(fn, 1)
+    want = central(lambda x, w, lim: np.sum(first(x, w, lim) ** 2), (X[0], w, LIM), 0)
+    np.testing.assert_allclose(got[0] if outer == 0 else
+                               ms.grad(squared_gradient(fn, 1), 0)(X[0], w, LIM), want, atol=1e-5)

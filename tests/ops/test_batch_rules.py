@@ -32,8 +32,6 @@ NO_RULE = {
               "refuses it",
     **{name: "lengths known only at run time (ir/dims.py): vmap refuses them"
        for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
-    **{name: "list cotangents (second order through loops): not batched yet, vmap refuses them"
-       for name in ("list_zeros", "list_add_at", "list_add")},
 }
 #: examples for the primitives whose declarations have none with arrays
 EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
