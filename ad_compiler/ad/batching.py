@@ -19,10 +19,11 @@ branches; a condition that differs between examples is refused (each example
 would take its own path). A ``for`` loop batches its body (its trip count is
 never batched: shapes are static); a ``while`` loop whose condition is shared
 likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
-``Cell.bprop``) batches as the code it runs when the result is only evaluated,
-and is refused when it may be differentiated afterwards (its rule is written
-for one example). A length known only at run time (a boolean mask's selection)
-is refused: each example could have its own.
+``custom_jvp``, ``Cell.bprop``, ``checkpoint``) batches as the code it runs when
+the result is only evaluated, and as a call whose rule is vmapped when it may be
+differentiated afterwards (the rule is written for one example). A length known
+only at run time (a boolean mask's selection) is refused: each example could
+have its own.
 """
 from __future__ import annotations
 
@@ -307,17 +308,64 @@ def _loop_regions(b, op, env, axes, active, counted, init):
 
 
 def _batch_rule_call(b, op, env, axes) -> None:
-    """A call with its own derivative rule, batched as the code it runs (its region)."""
-    if b.differentiable:
-        raise UnsupportedOperationError(
-            f"vmap inside a differentiated function does not go through {op.params.get('rule')!r}, "
-            "a call with its own derivative rule (written for one example)", op.loc,
-            "call the vmapped function outside the differentiated one, or vmap the gradient")
+    """A call with its own derivative rule. Only evaluated, it batches as the code it
+    runs (its region); differentiable, it stays a call with a rule, for the batch: its
+    inputs, outputs and residuals carry the examples along axis 0, and its rule runs
+    the original one on each example (the backward function vmapped)."""
     (region,) = op.regions
-    local = dict(env)
-    local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
-    _batch_ops(b, region.ops, local, axes)
-    env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+    if not b.differentiable:
+        local = dict(env)
+        local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
+        _batch_ops(b, region.ops, local, axes)
+        env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+        return
+    inputs = [env.get(id(v), v) for v in op.inputs]
+    inputs = [materialize(b, v, axes.get(id(v))) for v in inputs]
+    block = Block(args=[Value(v.type, a.hint) for v, a in zip(inputs, region.args)])
+    local, local_axes = dict(env), dict(axes)
+    local.update({id(a): na for a, na in zip(region.args, block.args)})
+    local_axes.update({id(a): 0 for a in block.args})
+    with b.inside(block):
+        _batch_ops(b, region.ops, local, local_axes)
+        outs = [local.get(id(v), v) for v in region.results]
+        block.results = [materialize(b, o, local_axes.get(id(o))) for o in outs]
+    results = [Value(v.type, r.hint) for v, r in zip(block.results, op.results)]
+    params = dict(op.params, rule=_batched_rule(op.params["rule"], op.params["residuals"]))
+    b.add_op(Op("bprop_call", inputs, params, results, [block], op.loc))
+    env.update({id(r): nr for r, nr in zip(op.results, results)})
+    axes.update({id(r): 0 for r in results})
+
+
+def _batched_rule(rule, residuals):
+    """The rule of a call on a batch (every input, output and residual batched along
+    axis 0): the original backward (or JVP) function vmapped; a recomputed call
+    (checkpoint) differentiates its batched region again and needs nothing."""
+    from ..api.vmap import vmap
+    from ..frontend.custom import CellRule, FunctionRule, JVPRule
+    if isinstance(rule, FunctionRule):
+        bwd = vmap(rule.custom.bwd, in_axes=(_residual_axes(residuals), 0))
+        return FunctionRule(_Batched(rule.custom.__name__, bwd=bwd))
+    if isinstance(rule, JVPRule):
+        return JVPRule(_Batched(rule.custom.__name__, jvp=vmap(rule.custom.jvp)))
+    if isinstance(rule, CellRule):
+        cls = type(rule.cell)
+        return CellRule(type(cls.__name__, (), {"bprop": vmap(rule.cell.bprop)})())
+    return rule
+
+
+class _Batched:
+    """A custom rule's functions, vmapped (what ad/custom.py reads of the rule)."""
+
+    def __init__(self, name: str, **functions):
+        self.__name__ = name
+        self.__dict__.update(functions)
+
+
+def _residual_axes(tree):
+    """``in_axes`` of the residuals: 0 where a value is saved, None for a static entry."""
+    if isinstance(tree, tuple):
+        return tuple(_residual_axes(t) for t in tree)
+    return None if tree is None else 0
 
 
 STRUCTURAL = {"if": _batch_if, "for": _batch_loop, "while": _batch_loop,
