@@ -57,8 +57,8 @@ def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: in
 
     ``differentiable=False`` says the result only computes values (it is never
     differentiated): a call with its own derivative rule (``custom_vjp``,
-    ``Cell.bprop``) then batches as the code it runs; otherwise it is refused, since
-    the rule is written for one example.
+    ``Cell.bprop``) then batches as the code it runs; otherwise it stays a call whose
+    rule (written for one example) runs vmapped.
     """
     body = Block(args=[Value(_batched_type(a.type, ax, size), a.hint)
                        for a, ax in zip(fn.args, in_axes)])
