@@ -49,6 +49,9 @@ class BatchBuilder(Builder):
         #: id of a loop-carried list (a list cotangent, whose items a loop adds to) ->
         #: its length: that of its initial value
         self.list_lengths: dict = {}
+        #: (id of a block, r) -> (the block, the example numbers ``arange(B)`` with r
+        #: axes of length 1 after it, made there): index rules share one
+        self.example_numbers: dict = {}
 
 
 def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: int,

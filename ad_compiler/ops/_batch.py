@@ -391,11 +391,21 @@ def _reorder(b, v, p: int, r: int, lead: int, to_example: bool):
                        + tuple(range(lead + p + r, n)))
 
 
+def _example_numbers(b, r: int):
+    """``arange(B)`` with ``r`` axes of length 1 after it: one per block and ``r``."""
+    key = (id(b.block), r)
+    cached = b.example_numbers.get(key)
+    if cached is None or cached[0] is not b.block:
+        size = b.batch_size
+        value = b.const(np.arange(size).reshape((size,) + (1,) * r), hint="example")
+        cached = b.example_numbers[key] = (b.block, value)
+    return cached[1]
+
+
 def _example_index(b, index, dyn, axes, r: int):
     """``(index, dyn)`` with each example's own positions: an array of example numbers
     first, and the batched index arrays with their examples first, broadcast against it."""
-    size = b.batch_size
-    examples = b.const(np.arange(size).reshape((size,) + (1,) * r), hint="example")
+    examples = _example_numbers(b, r)
     dyn = [v if ax is None else lead_ones(b, to_front(b, v, ax), r) for v, ax in zip(dyn, axes)]
     index = tuple(slot_after(item) for item in index)
     return ("#0",) + index, [examples, *dyn]
