@@ -402,18 +402,17 @@ def _example_numbers(b, r: int):
     return cached[1]
 
 
+def _examples_first(b, dyn, axes, r: int) -> list:
+    """The index arrays, the batched ones with their examples first and ones up to ``r``
+    axes after them (so they broadcast against the shared ones)."""
+    return [v if ax is None else lead_ones(b, to_front(b, v, ax), r) for v, ax in zip(dyn, axes)]
+
+
 def _example_index(b, index, dyn, axes, r: int):
     """``(index, dyn)`` with each example's own positions: an array of example numbers
-    first, and the batched index arrays with their examples first, broadcast against it."""
-    examples = _example_numbers(b, r)
-    dyn = [v if ax is None else lead_ones(b, to_front(b, v, ax), r) for v, ax in zip(dyn, axes)]
-    index = tuple(slot_after(item) for item in index)
-    return ("#0",) + index, [examples, *dyn]
-
-
-def slot_after(item):
-    """An index item with its slot number (if any) one higher."""
-    return f"#{int(item[1:]) + 1}" if type(item) is str else item
+    first, then the index arrays (:func:`_examples_first`)."""
+    index = tuple(f"#{int(item[1:]) + 1}" if type(item) is str else item for item in index)
+    return ("#0",) + index, [_example_numbers(b, r), *_examples_first(b, dyn, axes, r)]
 
 
 def _example_types(dyn, axes) -> list:
@@ -439,9 +438,7 @@ def index_read(name: str):
                     _index_out_axis(index, types))
         p, r = _layout(index, types, example_ndim(x, axes[0]))
         if axes[0] is None:
-            dyn = [v if ax is None else lead_ones(b, to_front(b, v, ax), r)
-                   for v, ax in zip(dyn, axes[1:])]
-            return b.gather(x, *dyn, index=index), p
+            return b.gather(x, *_examples_first(b, dyn, axes[1:], r), index=index), p
         index, dyn = _example_index(b, index, dyn, axes[1:], r)
         out = b.gather(to_front(b, x, axes[0]), *dyn, index=index)
         return _reorder(b, out, p, r, 1, True), 0
@@ -467,7 +464,7 @@ def index_update(name: str):
         p, r = _layout(index, types, acc.type.ndim - 1)
         if axes[1] is not None:
             v = _reorder(b, lead_ones(b, to_front(b, v, axes[1]), rank), p, r, 1, False)
-        elif v.type.ndim:
+        elif v.type.ndim and p and r:
             v = b.reshape(v, shape=(1,) * (rank - v.type.ndim) + v.type.shape)
             v = _reorder(b, v, p, r, 0, False)
         index, dyn = _example_index(b, index, dyn, axes[2:], r)
