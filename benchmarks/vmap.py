@@ -14,18 +14,23 @@ Three losses of one example, the per-example gradients of all their weights:
   at each example's own label, ``-logp[label]``;
 
 for batches of 8, 64 and 512 examples. Both callables are cache hits, timed
-interleaved round by round (see benchmarks/guards.py); each is charged its
-fastest batch of calls. The loop is what one writes without vmap:
+interleaved round by round (see benchmarks/guards.py), BLAS held to one thread
+(as benchmarks/run.py does; on a loaded machine several threads make a large
+product much slower); each is charged its fastest batch of calls. The loop is what one writes without vmap:
 ``[grad(loss)(*weights, x, y) for x, y in zip(xs, ys)]``; vmap runs one batched
 NumPy call per op of the gradient.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # before NumPy is imported: one core for both sides
+
+import numpy as np  # noqa: E402
 
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
