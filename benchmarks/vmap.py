@@ -16,9 +16,9 @@ Three losses of one example, the per-example gradients of all their weights:
 for batches of 8, 64 and 512 examples. Both callables are cache hits, timed
 interleaved round by round (see benchmarks/guards.py), BLAS held to one thread
 (as benchmarks/run.py does; on a loaded machine several threads make a large
-product much slower); each is charged its fastest batch of calls. The loop is what one writes without vmap:
-``[grad(loss)(*weights, x, y) for x, y in zip(xs, ys)]``; vmap runs one batched
-NumPy call per op of the gradient.
+product much slower); each is charged its fastest batch of calls. The loop is
+what one writes without vmap: ``[grad(loss)(*weights, x, y) for x, y in zip(xs,
+ys)]``; vmap runs one batched NumPy call per op of the gradient.
 """
 from __future__ import annotations
 
