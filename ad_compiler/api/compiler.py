@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
+from ..passes.primal import prepare_for_reverse
 import numpy as np
 
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
@@ -195,6 +196,7 @@ def build_entry(fn, config, weights, args) -> Entry:
     n_written = len(lifted.effects)
     seeds = _seeds(config, lifted.out_tree, len(f.outputs) - n_written) + [NONE] * n_written
     with_outputs = config.with_value or config.has_aux or n_written > 0
+    f = prepare_for_reverse(f)
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
