@@ -10,8 +10,10 @@ the code it changes):
   ``-0.0`` here (the two compare equal);
 * ``c*y + c*y`` -> ``(2c)*y``: doubling is exact, so both sides round once, to the
   same value (overflow and subnormal products aside);
-* ``sum(broadcast_to(v, shape), axes)`` over the replicated axes -> ``v * count``
-  (``mean`` -> ``v``): a sum of ``count`` equal numbers, up to its rounding;
+* ``sum(broadcast_to(v, shape), axes)`` over replicated axes -> ``v * count``
+  (``mean`` -> ``v``), broadcast to the result if other axes were: a sum of
+  ``count`` equal numbers, up to its rounding;
+* ``x * ones`` where the ones only broadcast ``x`` -> ``broadcast_to(x)``: exact;
 * ``(c1/d1 ± c2/d2 ± ...) * f1 * f2 * ...``, where every ``d`` is one of the
   factors ``f`` -> ``c1 * (the other factors) ± ...``: the divisions cancel (this
   is what turns the adjoint of a log-loss through a sigmoid, ``(ct1/p - ct2/(1-p))
@@ -197,16 +199,42 @@ def reduce_broadcast(b, op, inputs, uses):
     nd = len(shape)
     axes = set(range(nd)) if axis is None else {
         a % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}
-    lead = nd - v.type.ndim
-    vk = (1,) * lead + tuple(v.type.shape)
-    kept = tuple(1 if j in axes else n for j, n in enumerate(shape))
-    if vk != kept:  # only the reduced axes were replicated
+    vk = (1,) * (nd - v.type.ndim) + tuple(v.type.shape)
+    if any(vk[j] != 1 for j in axes):  # a reduced axis that was not replicated
         return None
+    small = tuple(1 if j in axes else vk[j] for j in range(nd))
+    if not op.params.get("keepdims"):
+        small = tuple(n for j, n in enumerate(small) if j not in axes)
     count = int(np.prod([shape[j] for j in axes])) if axes else 1
-    flat = v if v.type.shape == out.shape else b.reshape(v, shape=tuple(out.shape), hint=v.hint)
-    if op.prim == "mean" or count == 1:
-        return [flat]
-    return [b.mul(flat, b.const(float(count)), hint=op.result.hint)]
+    out_v = v if v.type.shape == small else b.reshape(v, shape=small, hint=v.hint)
+    if op.prim == "sum" and count != 1:
+        out_v = b.mul(out_v, b.const(float(count)), hint=op.result.hint)
+    if small != tuple(out.shape):
+        out_v = b.broadcast_to(out_v, shape=tuple(out.shape), hint=op.result.hint)
+    return [out_v]
+
+
+# -- x * ones where x must be broadcast --------------------------------------------
+
+@rewrites("mul")
+def broadcast_instead_of_ones(b, op, inputs, uses):
+    """``x * ones`` whose ones only broadcast ``x``: ``broadcast_to(x)`` (a view; the
+    product by one is exact, so the values are the same)."""
+    out = op.result.type
+    for i in (0, 1):
+        one, x = inputs[i], inputs[1 - i]
+        if _is_ones(one) and isinstance(x.type, AType) and not x.type.dynamic \
+                and not out.dynamic and x.type.dtype == out.dtype and not x.type.weak \
+                and x.type.shape != out.shape:
+            return [b.broadcast_to(x, shape=tuple(out.shape), hint=op.result.hint)]
+    return None
+
+
+def _is_ones(v) -> bool:
+    while v.producer is not None and v.producer.prim in ("broadcast_to", "reshape"):
+        v = v.producer.inputs[0]
+    c = const_value(v)
+    return c is not None and np.asarray(c).dtype.kind in "iuf" and bool(np.all(np.asarray(c) == 1))
 
 
 # -- divisions cancelled by factors of the same product -----------------------------

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..ad import rules
 from ..ir.core import AType, Function
+from .algebra import same
 from .rewrite import rewrite
 
 ZERO = None          # tangent 0
@@ -55,10 +56,10 @@ _SHAPE_OPS = {"reshape", "transpose", "broadcast_to", "expand_dims", "squeeze", 
 
 def shift_invariance(fn: Function) -> Function:
     """``fn`` with every provably irrelevant shift read through ``stop_gradient``."""
-    held = [m for m in _candidates(fn) if _irrelevant(fn, m)]
+    held = [g for g in _groups(_candidates(fn)) if _irrelevant(fn, g)]
     if not held:
         return fn
-    ids = {id(m) for m in held}
+    ids = {id(m) for g in held for m in g}
 
     def rule(b, op, inputs):
         if not any(id(r) in ids for r in op.results):
@@ -88,18 +89,36 @@ def _candidates(fn: Function) -> list:
     return found[:_MAX_CANDIDATES]
 
 
+def _groups(found) -> list:
+    """Candidates that compute the same value (``np.max(z, 1)`` spelled twice) move
+    together: their derivatives are equal, so only the sum of their effects counts."""
+    groups: list = []
+    for m in found:
+        for g in groups:
+            if same(g[0], m):
+                g.append(m)
+                break
+        else:
+            groups.append([m])
+    return groups
+
+
 def _float(t) -> bool:
     return isinstance(t, AType) and t.dtype.kind == "f"
 
 
 # -- the proof ------------------------------------------------------------------
 
-def _irrelevant(fn: Function, m) -> bool:
-    """Whether the tangent of every output of ``fn`` is 0 when ``m`` moves by ``δ``."""
-    tangent = {id(m): (ADD, Fraction(1))}
-    delta = m.type.shape
-    start = fn.body.ops.index(m.producer) + 1
+def _irrelevant(fn: Function, group) -> bool:
+    """Whether the tangent of every output of ``fn`` is 0 when the values of
+    ``group`` (equal values of one type) move by ``δ``."""
+    tangent = {id(m): (ADD, Fraction(1)) for m in group}
+    delta = group[0].type.shape
+    producers = {id(m.producer) for m in group}
+    start = min(i for i, op in enumerate(fn.body.ops) if id(op) in producers)
     for op in fn.body.ops[start:]:
+        if id(op) in producers:
+            continue
         if op.regions:
             moved = _region_reads(op) & tangent.keys()
             if moved or any(id(v) in tangent for v in op.inputs):

@@ -150,3 +150,147 @@ def test_second_order_through_a_dropped_shift():
     got = ms.grad(directional)(Z, LABELS)
     want = central(lambda z: plain(z), [Z], 0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def softmax_max_spelled_twice(z, w):  # two equal maxes: they move together
+    p = np.exp(z - np.max(z, axis=1, keepdims=True)) / np.sum(
+        np.exp(z - np.max(z, axis=1, keepdims=True)), axis=1, keepdims=True)
+    return np.sum(p * w)
+
+
+def test_equal_shifts_spelled_twice_are_dropped_together():
+    src = check(softmax_max_spelled_twice, Z, W)
+    assert "==" not in src, src
+
+
+# -- the algebra pass on hand-built IR (exact rewrites: bit for bit) ------------------
+
+from ad_compiler.passes.algebra import algebra  # noqa: E402
+from ad_compiler.passes.dce import dce  # noqa: E402
+
+
+def _algebra(ir, build, *types):
+    b, args = ir.new(*[(f"a{i}", t) for i, t in enumerate(types)])
+    fn = ir.finish(b, *build(b, *args))
+    return dce(ir.run(algebra, fn))
+
+
+def test_adding_a_folded_zero_array_is_dropped(ir):
+    new = _algebra(ir, lambda b, x: [b.sin(b.add(b.mul(x, b.const(2.0)),
+                                                 b.const(np.zeros((2, 3)))))], ir.arr(2, 3))
+    assert ir.prims(new) == ["const", "mul", "sin"]
+
+
+def test_subtracting_zeros_like_is_dropped(ir):
+    new = _algebra(ir, lambda b, x: [b.sub(b.cos(x), b.zeros_like(x))], ir.arr(3))
+    assert ir.prims(new) == ["cos"]
+
+
+def test_a_zero_that_broadcasts_the_other_operand_stays(ir):
+    new = _algebra(ir, lambda b, x: [b.add(x, b.const(np.zeros((2, 3))))], ir.arr(3))
+    assert "add" in ir.prims(new)
+
+
+def test_zero_minus_x_stays(ir):             # 0 - x is -x: not the same zero sign
+    new = _algebra(ir, lambda b, x: [b.sub(b.const(np.zeros(3)), x)], ir.arr(3))
+    assert "sub" in ir.prims(new)
+
+
+def test_a_doubled_product_with_a_constant_is_one_product(ir):
+    def build(b, x):
+        return [b.add(b.mul(b.const(0.00025), x), b.mul(b.const(0.00025), x))]
+    new = _algebra(ir, build, ir.arr(4))
+    assert ir.prims(new) == ["const", "mul"]
+    assert new.body.ops[0].params["value"] == 0.0005
+
+
+def test_a_doubled_product_used_elsewhere_stays(ir):
+    def build(b, x):
+        t = b.mul(b.const(3.0), x)
+        return [b.add(t, t), t]
+    new = _algebra(ir, build, ir.arr(4))
+    assert ir.prims(new).count("add") == 1
+
+
+def test_a_doubled_product_of_arrays_stays(ir):
+    new = _algebra(ir, lambda b, x, y: [b.add(b.mul(x, y), b.mul(x, y))], ir.arr(3), ir.arr(3))
+    assert "add" in ir.prims(new)
+
+
+# -- sums of broadcasts, divisions cancelled: exact up to rounding ---------------------
+
+def bcast_sum(u, v):
+    return np.sum(u * np.sum(np.broadcast_to(v, (3, 4)), axis=0))
+
+
+def bcast_mean_kept(u, v):
+    return np.sum(u * np.mean(np.broadcast_to(v, (2, 3, 4)), axis=(0, 1), keepdims=True))
+
+
+def bcast_sum_other_axis(u, v):          # axis 1 was not replicated: stays a reduction
+    return np.sum(u[:, 0] * np.sum(np.broadcast_to(v, (3, 4)), axis=1))
+
+
+@pytest.mark.parametrize("f, fires", [(bcast_sum, True), (bcast_mean_kept, True),
+                                      (bcast_sum_other_axis, False)])
+def test_reductions_of_broadcasts(f, fires):
+    u, v = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    src = check(f, u, v, pos=0)
+    code = "\n".join(ln for ln in src.splitlines() if not ln.strip().startswith("#"))
+    assert (".sum(" not in code and ".mean(" not in code) == fires, src
+    check(f, u, v, pos=1)
+    check_float32(f, u, v)
+
+
+def logistic_loss(w, x, y):          # benchmarks/workloads.py
+    p = 1 / (1 + np.exp(-(x @ w)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+X = RNG.standard_normal((6, 3))
+Y = (RNG.random(6) < 0.5).astype(np.float64)
+WL = RNG.standard_normal(3)
+
+
+def test_log_loss_through_a_sigmoid_cancels_its_divisions():
+    src = check(logistic_loss, WL, X, Y)
+    assert "p = 1 / (1 + np.exp(-matmul))" in src, src      # the sigmoid, one statement
+    assert "/= p" not in src and "/ p" not in src and "/= sub" not in src, src
+    assert src.count("c - p") == 1, src                      # the forward 1 - p, reused
+    check_float32(logistic_loss, WL, X, Y)
+
+
+def log_sigmoid_float_ones(a, w):
+    return np.sum(w * np.log(1.0 / (np.exp(-a) + 1.0)))
+
+
+def test_the_logistic_function_with_float_ones_is_a_sigmoid():
+    src = check(log_sigmoid_float_ones, WL, WL)
+    assert "1 / (1 + np.exp(-a))" in src and "/ p" not in src, src
+
+
+def exp_used_elsewhere(a):
+    e = np.exp(-a)
+    p = 1 / (1 + e)
+    return np.sum(np.log(p) + e)
+
+
+def not_the_logistic_function(a):
+    p = 2 / (1 + np.exp(-a))
+    return np.sum(np.log(p))
+
+
+def log_and_another_use(a, w):       # dp = w/p + w: not every term cancels
+    p = 1 / (1 + np.exp(-a))
+    return np.sum(w * np.log(p) + w * p)
+
+
+@pytest.mark.parametrize("f", [exp_used_elsewhere, not_the_logistic_function])
+def test_other_spellings_are_not_a_sigmoid(f):
+    src = check(f, WL)
+    assert "1 / (1 + np.exp(" not in src, src
+
+
+def test_divisions_that_do_not_all_cancel_stay():
+    src = check(log_and_another_use, WL, WL)
+    assert "/" in src.split("np.exp(-a))")[1], src
