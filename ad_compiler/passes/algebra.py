@@ -14,6 +14,7 @@ the code it changes):
   (``mean`` -> ``v``), broadcast to the result if other axes were: a sum of
   ``count`` equal numbers, up to its rounding;
 * ``x * ones`` where the ones only broadcast ``x`` -> ``broadcast_to(x)``: exact;
+* ``reshape(reshape(x))`` -> one reshape of ``x``: exact;
 * ``(c1/d1 ± c2/d2 ± ...) * f1 * f2 * ...``, where every ``d`` is one of the
   factors ``f`` -> ``c1 * (the other factors) ± ...``: the divisions cancel (this
   is what turns the adjoint of a log-loss through a sigmoid, ``(ct1/p - ct2/(1-p))
@@ -206,7 +207,7 @@ def reduce_broadcast(b, op, inputs, uses):
     if not op.params.get("keepdims"):
         small = tuple(n for j, n in enumerate(small) if j not in axes)
     count = int(np.prod([shape[j] for j in axes])) if axes else 1
-    out_v = v if v.type.shape == small else b.reshape(v, shape=small, hint=v.hint)
+    out_v = _reshaped(b, v, small)
     if op.prim == "sum" and count != 1:
         out_v = b.mul(out_v, b.const(float(count)), hint=op.result.hint)
     if small != tuple(out.shape):
@@ -235,6 +236,27 @@ def _is_ones(v) -> bool:
         v = v.producer.inputs[0]
     c = const_value(v)
     return c is not None and np.asarray(c).dtype.kind in "iuf" and bool(np.all(np.asarray(c) == 1))
+
+
+# -- reshape of a reshape ---------------------------------------------------------
+
+@rewrites("reshape")
+def reshape_once(b, op, inputs, uses):
+    """``reshape(reshape(x))`` is one reshape of ``x`` (or ``x`` itself): the same view."""
+    (src,) = inputs
+    p = src.producer
+    if p is None or p.prim != "reshape" or not _plain(src, src) or op.result.type.dynamic:
+        return None
+    return [_reshaped(b, src, tuple(op.result.type.shape), op.result.hint)]
+
+
+def _reshaped(b, v, shape, hint=None):
+    """``v`` reshaped to ``shape``, from the start of a chain of reshapes."""
+    while v.producer is not None and v.producer.prim == "reshape" and not v.type.dynamic:
+        v = v.producer.inputs[0]
+    if tuple(v.type.shape) == tuple(shape):
+        return v
+    return b.reshape(v, shape=tuple(shape), hint=hint or v.hint)
 
 
 # -- divisions cancelled by factors of the same product -----------------------------
