@@ -13,7 +13,6 @@ the code it changes):
 * ``sum(broadcast_to(v, shape), axes)`` over replicated axes -> ``v * count``
   (``mean`` -> ``v``), broadcast to the result if other axes were: a sum of
   ``count`` equal numbers, up to its rounding;
-* ``x * ones`` where the ones only broadcast ``x`` -> ``broadcast_to(x)``: exact;
 * ``reshape(reshape(x))`` -> one reshape of ``x``: exact;
 * ``(c1/d1 ± c2/d2 ± ...) * f1 * f2 * ...``, where every ``d`` is one of the
   factors ``f`` -> ``c1 * (the other factors) ± ...``: the divisions cancel (this
@@ -213,29 +212,6 @@ def reduce_broadcast(b, op, inputs, uses):
     if small != tuple(out.shape):
         out_v = b.broadcast_to(out_v, shape=tuple(out.shape), hint=op.result.hint)
     return [out_v]
-
-
-# -- x * ones where x must be broadcast --------------------------------------------
-
-@rewrites("mul")
-def broadcast_instead_of_ones(b, op, inputs, uses):
-    """``x * ones`` whose ones only broadcast ``x``: ``broadcast_to(x)`` (a view; the
-    product by one is exact, so the values are the same)."""
-    out = op.result.type
-    for i in (0, 1):
-        one, x = inputs[i], inputs[1 - i]
-        if _is_ones(one) and isinstance(x.type, AType) and not x.type.dynamic \
-                and not out.dynamic and x.type.dtype == out.dtype and not x.type.weak \
-                and x.type.shape != out.shape:
-            return [b.broadcast_to(x, shape=tuple(out.shape), hint=op.result.hint)]
-    return None
-
-
-def _is_ones(v) -> bool:
-    while v.producer is not None and v.producer.prim in ("broadcast_to", "reshape"):
-        v = v.producer.inputs[0]
-    c = const_value(v)
-    return c is not None and np.asarray(c).dtype.kind in "iuf" and bool(np.all(np.asarray(c) == 1))
 
 
 # -- reshape of a reshape ---------------------------------------------------------

@@ -223,8 +223,8 @@ def bcast_sum(u, v):
     return np.sum(u * np.sum(np.broadcast_to(v, (3, 4)), axis=0))
 
 
-def bcast_mean_kept(u, v):
-    return np.sum(u * np.mean(np.broadcast_to(v, (2, 3, 4)), axis=(0, 1), keepdims=True))
+def bcast_mean_kept(u, v):             # axis 1 replicated too: the result is a broadcast
+    return np.sum(u * np.mean(np.broadcast_to(v, (2, 3, 4)), axis=0, keepdims=True))
 
 
 def bcast_sum_other_axis(u, v):          # axis 1 was not replicated: stays a reduction
