@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..ad.rules import has_effect
 from ..ir.core import AType, Function
 from .rewrite import rewrite
 
@@ -127,7 +128,6 @@ def same(u, v, depth: int = 3) -> bool:
     pu, pv = u.producer, v.producer
     if pu is None or pv is None or pu.prim != pv.prim or pu.regions or pv.regions:
         return False
-    from ..ad.rules import has_effect
     if has_effect(pu) or len(pu.inputs) != len(pv.inputs) or not _same_params(pu, pv):
         return False
     return all(same(a, c, depth - 1) for a, c in zip(pu.inputs, pv.inputs))
