@@ -240,11 +240,9 @@ def _reshaped(b, v, shape, hint=None):
 @rewrites("mul")
 def cancel_divisions(b, op, inputs, uses):
     factors = _factors(inputs[0], uses) + _factors(inputs[1], uses)
-    if len(factors) < 3:
-        return None
     for s, total in enumerate(factors):
-        terms = _terms(total, uses, top=True)
-        if terms is None or len(terms) < 2:
+        terms = _terms(total, uses)
+        if terms is None:
             continue
         others = factors[:s] + factors[s + 1:]
         plan = []
@@ -265,7 +263,7 @@ def _factors(v, uses) -> list:
     return [v]
 
 
-def _terms(v, uses, top=False):
+def _terms(v, uses):
     """``v`` as a signed sum of ``num / den`` terms: [(sign, num, den)], else None."""
     p = v.producer
     if p is None or uses.of(v) != 1:
@@ -276,7 +274,7 @@ def _terms(v, uses, top=False):
             return None
         flip = -1 if p.prim == "sub" else 1
         return left + [(flip * s, n, d) for s, n, d in right]
-    if p.prim == "div" and not top:
+    if p.prim == "div":
         return [(1, p.inputs[0], p.inputs[1])]
     return None
 

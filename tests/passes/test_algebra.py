@@ -252,11 +252,18 @@ Y = (RNG.random(6) < 0.5).astype(np.float64)
 WL = RNG.standard_normal(3)
 
 
+def _code(src) -> str:
+    return "\n".join(ln for ln in src.splitlines() if not ln.strip().startswith("#"))
+
+
+def _divisions(src) -> int:
+    return _code(src).count("/") + _code(src).count("divide")
+
+
 def test_log_loss_through_a_sigmoid_cancels_its_divisions():
     src = check(logistic_loss, WL, X, Y)
-    assert "p = 1 / (1 + np.exp(-matmul))" in src, src      # the sigmoid, one statement
-    assert "/= p" not in src and "/ p" not in src and "/= sub" not in src, src
-    assert src.count("c - p") == 1, src                      # the forward 1 - p, reused
+    assert _divisions(src) == 1, src          # only the forward 1 / (1 + e)
+    assert _code(src).count("np.exp(") == 1, src
     check_float32(logistic_loss, WL, X, Y)
 
 
@@ -266,7 +273,7 @@ def log_sigmoid_float_ones(a, w):
 
 def test_the_logistic_function_with_float_ones_is_a_sigmoid():
     src = check(log_sigmoid_float_ones, WL, WL)
-    assert "1 / (1 + np.exp(-a))" in src and "/ p" not in src, src
+    assert _divisions(src) == 1, src
 
 
 def exp_used_elsewhere(a):
@@ -288,9 +295,9 @@ def log_and_another_use(a, w):       # dp = w/p + w: not every term cancels
 @pytest.mark.parametrize("f", [exp_used_elsewhere, not_the_logistic_function])
 def test_other_spellings_are_not_a_sigmoid(f):
     src = check(f, WL)
-    assert "1 / (1 + np.exp(" not in src, src
+    assert _divisions(src) > 1, src           # the literal adjoint divides by p
 
 
 def test_divisions_that_do_not_all_cancel_stay():
     src = check(log_and_another_use, WL, WL)
-    assert "/" in src.split("np.exp(-a))")[1], src
+    assert _divisions(src) > 1, src
