@@ -46,7 +46,7 @@ from .rewrite import rewrite
 ZERO = None          # tangent 0
 ADD, MUL = "add", "mul"
 _UNKNOWN = ("unknown", 1)
-_MAX_CANDIDATES = 16     # proofs are linear in the function: bound how many run
+_MAX_CANDIDATES = 8     # proofs are linear in the function: bound how many run
 
 # reductions that keep an additive tangent as it is; ``sum`` multiplies it by the length
 _MEAN_LIKE = {"max", "min", "mean"}
