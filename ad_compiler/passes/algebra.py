@@ -21,6 +21,11 @@ the code it changes):
   every ``d`` is finite and nonzero; where one is 0 or infinite (``log(0)``), the
   literal adjoint is ``nan`` or infinite and this one may be finite.
 
+Only the exact rules run in ``algebra`` (the pipeline's pass: the function may
+return forward values, which must be Python's bit for bit); ``gradient_algebra``
+runs them all, for a function that returns gradients only (``grad``, not
+``value_and_grad``: ``api/compiler.py`` picks ``gradient_pipeline()`` then).
+
 Rules look through single-use intermediates only (use counts of the input
 function), so no value is computed twice; what they leave unused is DCE's job.
 """
@@ -35,13 +40,18 @@ from ..ir.core import AType, Function
 from .rewrite import rewrite
 
 REWRITES: dict[str, list[Callable]] = {}
+#: the rules whose result may differ from the literal one by rounding (or a zero's sign)
+ROUNDING: set = set()
 
 
-def rewrites(*prims):
-    """Register ``rule(b, op, inputs, uses) -> new values | None`` for these primitives."""
+def rewrites(*prims, exact=True):
+    """Register ``rule(b, op, inputs, uses) -> new values | None`` for these primitives;
+    ``exact=False`` for a rule exact only up to rounding."""
     def register(rule):
         for p in prims:
             REWRITES.setdefault(p, []).append(rule)
+        if not exact:
+            ROUNDING.add(rule)
         return rule
     return register
 
@@ -74,6 +84,24 @@ class Uses:
 
 
 def algebra(fn: Function) -> Function:
+    """The bit-exact rewrites: safe where the function returns forward values."""
+    return _run(fn, rounding=False)
+
+
+def gradient_algebra(fn: Function) -> Function:
+    """Every rewrite, those exact up to rounding too: for a function that returns
+    gradients only (its forward values are never seen, and a gradient is a
+    derivative up to rounding anyway)."""
+    return _run(fn, rounding=True)
+
+
+def gradient_pipeline() -> list:
+    """The optimisation pipeline with ``gradient_algebra`` in place of ``algebra``."""
+    from .pipeline import PIPELINE
+    return [gradient_algebra if p is algebra else p for p in PIPELINE]
+
+
+def _run(fn: Function, rounding: bool) -> Function:
     uses = Uses(fn)
 
     def rule(b, op, inputs):
@@ -81,6 +109,8 @@ def algebra(fn: Function) -> Function:
         if len(op.results) != 1:
             return None
         for r in REWRITES.get(op.prim, ()):
+            if r in ROUNDING and not rounding:
+                continue
             with b.at(op.loc):
                 new = r(b, op, inputs, uses)
             if new is not None and new[0].type == op.result.type:
@@ -150,7 +180,7 @@ def _same_params(p, q) -> bool:
 
 # -- x + 0, x - 0 -------------------------------------------------------------------
 
-@rewrites("add", "sub")
+@rewrites("add", "sub", exact=False)
 def drop_zero(b, op, inputs, uses):
     x, y = inputs
     if _is_zero(y) and _plain(x, op.result):
@@ -162,7 +192,7 @@ def drop_zero(b, op, inputs, uses):
 
 # -- c*y + c*y -> (2c)*y ------------------------------------------------------------
 
-@rewrites("add")
+@rewrites("add", exact=False)
 def merge_doubled(b, op, inputs, uses):
     x, y = inputs
     if x.producer is None or x.producer.prim != "mul" or not same(x, y):
@@ -184,7 +214,7 @@ def merge_doubled(b, op, inputs, uses):
 
 # -- sum / mean of a broadcast ------------------------------------------------------
 
-@rewrites("sum", "mean")
+@rewrites("sum", "mean", exact=False)
 def reduce_broadcast(b, op, inputs, uses):
     (src,) = inputs
     p = src.producer
@@ -237,7 +267,7 @@ def _reshaped(b, v, shape, hint=None):
 
 # -- divisions cancelled by factors of the same product -----------------------------
 
-@rewrites("mul")
+@rewrites("mul", exact=False)
 def cancel_divisions(b, op, inputs, uses):
     factors = _factors(inputs[0], uses) + _factors(inputs[1], uses)
     for s, total in enumerate(factors):
@@ -289,6 +319,6 @@ def _combine(b, plan, hint):
             out = term if sign > 0 else b.neg(term)
         else:
             out = b.add(out, term) if sign > 0 else b.sub(out, term)
-    # the last op carries the name of the value it replaces
-    out.hint = hint
+    if all(out is not num for _, num, _ in plan):
+        out.hint = hint  # a new last op carries the name of the value it replaces
     return out
