@@ -40,7 +40,7 @@ import numpy as np
 
 from ..ad import rules
 from ..ir.core import AType, Function
-from .algebra import same
+from .algebra import const_value, same
 from .rewrite import rewrite
 
 ZERO = None          # tangent 0
@@ -171,13 +171,8 @@ def _constant_axes(t, delta) -> set:
 
 def _number(v):
     """The exact value of a one-element real constant, else None."""
-    p = v.producer
-    if p is None or p.prim != "const":
-        return None
-    c = p.params.get("value")
-    if isinstance(c, bool) or not isinstance(c, (int, float, np.ndarray, np.generic)):
-        return None
-    if np.size(c) != 1 or np.asarray(c).dtype.kind not in "iuf":
+    c = const_value(v)
+    if c is None or np.size(c) != 1 or np.asarray(c).dtype.kind not in "iuf":
         return None
     c = float(np.asarray(c).reshape(()))
     return Fraction(c) if np.isfinite(c) else None

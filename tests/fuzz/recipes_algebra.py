@@ -31,11 +31,16 @@ def stable_softmax(g):
     return f"{e} / np.sum({e}, axis={r}, keepdims=True)"
 
 
-def stable_log_softmax(g):
+def _log_softmax(g):
+    """An array and its stable log-softmax, spelled out."""
     x = g.arr()
     a, r = _axes(g, x)
     s = f"({x} - {_max(x, a)})"
-    return f"{s} - np.log(np.sum(np.exp({s}), axis={r}, keepdims=True))"
+    return x, f"{s} - np.log(np.sum(np.exp({s}), axis={r}, keepdims=True))"
+
+
+def stable_log_softmax(g):
+    return _log_softmax(g)[1]
 
 
 def stable_logsumexp(g):
@@ -46,11 +51,8 @@ def stable_logsumexp(g):
 
 
 def softmax_xent(g):
-    x = g.arr()
-    y = g.partner(x)
-    a, r = _axes(g, x)
-    s = f"({x} - {_max(x, a)})"
-    return f"-np.sum({y} * ({s} - np.log(np.sum(np.exp({s}), axis={r}, keepdims=True))))"
+    x, log_p = _log_softmax(g)
+    return f"-np.sum({g.partner(x)} * ({log_p}))"
 
 
 def shift_by_max(g):
