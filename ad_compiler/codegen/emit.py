@@ -251,12 +251,14 @@ class EmitContext:
 
 # -- literals --------------------------------------------------------------------
 
-#: primitives whose result is their input's array (no statement, the input's name)
+#: primitives whose result is their input's array: one bearing its input's hint
+#: (the same quantity, as shift invariance marks it) gets no statement and its name
 ALIASES = {"stop_gradient"}
 
 
 def _is_alias(op) -> bool:
-    return op.prim in ALIASES and op.inputs[0].producer is not None
+    return op.prim in ALIASES and op.inputs[0].producer is not None \
+        and op.result.hint == op.inputs[0].hint
 
 
 def literal(value) -> str | None:
