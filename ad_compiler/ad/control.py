@@ -326,7 +326,7 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
                   if id(r) in info["vmap"]}
     needed = _used_outside(bwd_region, replayed)
     index = bwd_region.args[0]
-    reads = []
+    reads, taped = [], {}
     for rop in info["ops"]:
         if rop.prim in ("const", "list_get"):
             continue
@@ -336,7 +336,8 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
                 read = Op("list_get", [tape, index], {}, [Value(r.type, r.hint)], [], rop.loc)
                 read.results[0].producer = read
                 reads.append(read)
-                _substitute(bwd_region, replayed, r, read.results[0])
+                taped[id(r)] = read.results[0]
+    _substitute(bwd_region, replayed, taped)  # once for all: a walk per value is quadratic
     bwd_region.ops[:0] = reads
 
 
@@ -350,15 +351,16 @@ def _used_outside(region: Block, replayed: set) -> set:
     return used
 
 
-def _substitute(block: Block, skip: set, old: Value, new: Value) -> None:
-    """Use ``new`` for ``old`` in ``block`` (and its regions), except in ops in ``skip``."""
-    block.results = [new if v is old else v for v in block.results]
+def _substitute(block: Block, skip: set, new: dict) -> None:
+    """Use ``new[id(v)]`` for each value ``v`` it maps in ``block`` (and its regions),
+    except in ops in ``skip``."""
+    block.results = [new.get(id(v), v) for v in block.results]
     for op in block.ops:
         if id(op) in skip:
             continue
-        op.inputs = [new if v is old else v for v in op.inputs]
+        op.inputs = [new.get(id(v), v) for v in op.inputs]
         for region in op.regions:
-            _substitute(region, skip, old, new)
+            _substitute(region, skip, new)
 
 
 STRUCTURAL_VJP.update({"if": vjp_if, "for": vjp_for, "while": vjp_while})

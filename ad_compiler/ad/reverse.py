@@ -25,6 +25,7 @@ from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.core import Block, Function, ListType, Value
+from ..stages import stage
 
 ONES, ARG, NONE = "ones", "arg", "none"
 
@@ -32,6 +33,7 @@ ONES, ARG, NONE = "ones", "arg", "none"
 STRUCTURAL_VJP: dict[str, Callable] = {}
 
 
+@stage("reverse")
 def vjp_function(fn: Function, wrt: Sequence[int], seeds: Sequence[str], *,
                  with_outputs: bool = False, name: str | None = None) -> Function:
     """The VJP of ``fn`` w.r.t. its args at positions ``wrt``; see the module docstring."""
@@ -146,7 +148,18 @@ def _backprop(b, op, cts, active) -> None:
             if ct is None or id(inp) not in active:
                 continue
             _name_cotangent(ct, inp)
-            accumulate(b, cts, inp, ct)
+            accumulate(b, cts, inp, real_part(b, ct, inp))
+
+
+def real_part(b, ct: Value, primal: Value) -> Value:
+    """The cotangent of a real ``primal`` that met complex values is the real part of
+    ``ct`` (JAX's convention, ops/complex_numbers.py); else ``ct`` itself."""
+    ct_type, primal_type = b.type_of(ct), b.type_of(primal)
+    if getattr(ct_type, "dtype", None) is None or getattr(primal_type, "dtype", None) is None:
+        return ct  # lists
+    if ct_type.dtype.kind == "c" and primal_type.dtype.kind != "c":
+        return b.emit("real", ct, hint=ct.hint)
+    return ct
 
 
 def _name_cotangent(ct: Value, primal: Value) -> None:

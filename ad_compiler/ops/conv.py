@@ -1,6 +1,7 @@
 """Convolution and pooling: five primitives, and the lowerings of ``ops.conv2d`` ...
 
-The primitives (NumPy kernels in ops/windows.py, one batched matrix product each):
+The primitives (NumPy kernels in ops/windows.py: the convolutions one batched matrix
+product each, pooling and the col2im of ``conv_transpose`` a loop over kernel taps):
 
 * ``conv(x, w)``, ``conv_transpose(y, w, size=)`` and ``conv_filter(x, y, kernel=)``
   are the three contractions of one trilinear form ``<y, conv(x, w)>``, with the
