@@ -9,11 +9,8 @@ import os
 
 from ..ir.core import Function
 from ..ir.verifier import verify
-<<<<<<< HEAD
-from .algebra import algebra
-=======
 from ..stages import run_stage
->>>>>>> main
+from .algebra import algebra
 from .cse import cse
 from .dce import dce
 from .fold import fold
