@@ -11,11 +11,13 @@ import threading
 from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
+from ..passes.algebra import gradient_pipeline
+from ..passes.primal import prepare_for_reverse
 import numpy as np
 
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
-from ..passes.pipeline import optimize
+from ..passes.pipeline import PIPELINE, optimize
 from .signature import Static, flatten, spec_of
 from .state import make_reader
 
@@ -217,7 +219,9 @@ def build_entry(fn, config, weights, args) -> Entry:
     seeds = _seeds(config, lifted.out_tree, len(f.outputs) - n_written) + [NONE] * n_written
     check_complex(lifted, fn, seeds)
     with_outputs = config.with_value or config.has_aux or n_written > 0
-    ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
+    f = prepare_for_reverse(f)
+    ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"),
+                  PIPELINE if with_outputs else gradient_pipeline())
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],

@@ -111,6 +111,9 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._ns.fresh(v.hint)
         for op in block.ops:
+            if block is self.fn.body and _is_alias(op):
+                self._names[id(op.result)] = self._names[id(op.inputs[0])]
+                continue
             k = self._reuse.get(id(op))
             for v in op.results:  # an op writing in place keeps its buffer's name
                 self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
@@ -189,6 +192,8 @@ class EmitContext:
         special = STRUCTURAL_EMIT.get(op.prim)
         if special is not None:
             return special(op, self)
+        if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
+            return []
         tape = self._tape_reads.get(id(op))
         if tape is not None:
             return self._tape_read(op, tape)
@@ -245,6 +250,16 @@ class EmitContext:
 
 
 # -- literals --------------------------------------------------------------------
+
+#: primitives whose result is their input's array: one bearing its input's hint
+#: (the same quantity, as shift invariance marks it) gets no statement and its name
+ALIASES = {"stop_gradient"}
+
+
+def _is_alias(op) -> bool:
+    return op.prim in ALIASES and op.inputs[0].producer is not None \
+        and op.result.hint == op.inputs[0].hint
+
 
 def literal(value) -> str | None:
     """Python source evaluating to ``value`` with its exact type, or None if there is none.

@@ -10,6 +10,7 @@ import os
 from ..ir.core import Function
 from ..ir.verifier import verify
 from ..stages import run_stage
+from .algebra import algebra
 from .cse import cse
 from .dce import dce
 from .fold import fold
@@ -20,7 +21,7 @@ from .negate import negate
 from .operands import scalar_operands
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, dce, simplify_loops, fold, simplify, scalar_operands, licm,
+PIPELINE = [fold, simplify, negate, dce, algebra, simplify_loops, fold, simplify, scalar_operands, licm,
             cse, dce, fresh_outputs]
 
 

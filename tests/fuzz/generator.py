@@ -30,7 +30,7 @@ FEATURES = (
     "helpers", "if", "for", "while", "break", "return", "comprehension", "float_lists",
     "std_degenerate", "mixed_dtype",
     "recursion", "loop_else", "callables", "lambdas", "nested_comprehension",
-    "masks", "iterables", "complex",
+    "masks", "iterables", "complex", "algebra",
 )
 
 _REDUCE = ("sum", "mean", "max", "min", "amax", "amin", "std", "var", "argmax", "argmin",

@@ -22,7 +22,8 @@ def test_every_lowering_has_a_recipe():
     """A new lowering, method or builtin needs a recipe (or a reason in NOT_GENERATED)."""
     missing = sorted(surface() - set(RECIPES) - set(NOT_GENERATED))
     assert not missing, f"no fuzz recipe for {missing}: add one to tests/fuzz/recipes.py"
-    stale = sorted((set(RECIPES) | set(NOT_GENERATED)) - surface())
+    stale = sorted(k for k in (set(RECIPES) | set(NOT_GENERATED)) - surface()
+                   if not k.startswith("pattern."))  # spellings, not callables
     assert not stale, f"recipes for callables the compiler no longer lowers: {stale}"
 
 
