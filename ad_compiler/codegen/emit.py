@@ -55,7 +55,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
-from . import inplace, tapes
+from . import floats, inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -98,8 +98,11 @@ class EmitContext:
         self._last_where = None
         # id(op) -> input whose buffer takes the result
         self._reuse = inplace.plan(fn) if reuse_buffers else {}
-        self.tapes, self._tape_reads = tapes.plan(fn)  # loops whose lists pack in one
+        uses = tapes.value_uses(fn.body)
+        self.tapes, self._tape_reads = tapes.plan(fn, uses)  # loops whose lists pack in one
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
+        # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
+        self._on_floats, self._absorbed = floats.plan(fn, uses)
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -111,6 +114,8 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._ns.fresh(v.hint)
         for op in block.ops:
+            if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
+                continue
             k = self._reuse.get(id(op))
             for v in op.results:  # an op writing in place keeps its buffer's name
                 self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
@@ -192,6 +197,11 @@ class EmitContext:
         tape = self._tape_reads.get(id(op))
         if tape is not None:
             return self._tape_read(op, tape)
+        if id(op) in self._absorbed:
+            return []  # written by the float() of it (codegen/floats.py)
+        if id(op) in self._on_floats:
+            template, x = self._on_floats[id(op)]
+            return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         if k is not None:

@@ -29,9 +29,9 @@ class Tape:
     reads: list = field(default_factory=list)   # list_get ops, in the order of ``lists``
 
 
-def plan(fn: Function) -> tuple[dict, dict]:
-    """``({id(loop op): Tape}, {id(list_get op): Tape})`` for the packable tapes."""
-    uses = _uses(fn.body)
+def plan(fn: Function, uses: dict) -> tuple[dict, dict]:
+    """``({id(loop op): Tape}, {id(list_get op): Tape})`` for the packable tapes;
+    ``uses`` is :func:`value_uses` of ``fn``'s body."""
     loops, readers = {}, {}
     for op in fn.body.walk():
         if op.prim not in ("for", "while"):
@@ -86,7 +86,7 @@ def _single_read(users):
     return (op, block) if op.prim == "list_get" and position == 0 else None
 
 
-def _uses(block: Block, uses=None) -> dict:
+def value_uses(block: Block, uses=None) -> dict:
     """id(value) -> [(op, block, input position)], including yields (op None)."""
     uses = {} if uses is None else uses
     for v in block.results:
@@ -95,7 +95,7 @@ def _uses(block: Block, uses=None) -> dict:
         for pos, v in enumerate(op.inputs):
             uses.setdefault(id(v), []).append((op, block, pos))
         for region in op.regions:
-            _uses(region, uses)
+            value_uses(region, uses)
     return uses
 
 
