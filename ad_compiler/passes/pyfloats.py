@@ -12,14 +12,15 @@ starts from::
     %dx_3 = mul %dsin, %cos                # f64[]     ->      %cos = pyfloat %cos_1     # float
     %pyfloat = pyfloat %dx_3               # float             %dx_3 = mul %dx, %cos     # float
 
-which codegen writes as ``dx_3 = dx * math.cos(x)`` (a ``pyfloat`` of a primitive
-with an ``on_floats`` template, codegen/floats.py). The numbers are the same:
-``add``, ``sub``, ``mul``, ``neg`` and ``square`` are the same IEEE operations on
-the same doubles in NumPy and in Python (and never raise on Python floats), a
-cast of a Python float to float64 is the float itself, and ``float()`` of a
-float64 value is exact. Only float64 values that the chain alone uses are
-rebuilt; another float64 value it reads is converted once with ``float()``. The
-old ops are left to DCE.
+which codegen writes as ``cos = math.cos(x); dx_3 = dx * cos`` (a ``pyfloat``
+of a primitive with an ``on_floats`` template, codegen/floats.py). The numbers
+are the same: ``add``, ``sub``, ``mul``, ``neg`` and ``square`` are the same IEEE
+operations on the same doubles in NumPy and in Python (and never raise on Python
+floats), a cast of a Python float to float64 is the float itself, and ``float()`` of a
+float64 value is exact. A float64 value that cannot be rebuilt (a reduction's
+result) is converted with ``float()`` where the chain reads it. A rebuilt value
+is shared by the chains after it in its block (and the blocks inside it); the
+old ops are left to DCE, which drops those nothing else reads.
 """
 from __future__ import annotations
 
@@ -36,25 +37,26 @@ _F64 = np.dtype(np.float64)
 
 def python_floats(fn: Function) -> Function:
     new, _ = copy_function(fn)
-    uses: dict = {}
-    _count_uses(new.body, uses)
     subst: dict = {}
-    _visit(new.body, uses, subst)
+    _visit(new.body, {}, subst)
     if subst:
         _substitute(new.body, subst)
     return new
 
 
-def _visit(block: Block, uses: dict, subst: dict) -> None:
+def _visit(block: Block, memo: dict, subst: dict) -> None:
+    """Rewrite the ``pyfloat`` ops of ``block``; ``memo`` maps a float64 value to its
+    Python-float twin made earlier in this block or an enclosing one."""
     out = []
     for op in block.ops:
         for region in op.regions:
-            _visit(region, uses, subst)
+            _visit(region, dict(memo), subst)
         if op.prim == "pyfloat" and not op.inputs[0].type.weak and not _on_floats(op):
-            chain = _Chain(uses, op.loc)
+            chain = _Chain(memo, op.loc)
             new = chain.rebuild(op.inputs[0], top=True)
             if new is not None and chain.gained:
                 out.extend(chain.b.block.ops)
+                memo.update(chain.made)
                 subst[id(op.result)] = new
         out.append(op)
     block.ops = out
@@ -63,9 +65,10 @@ def _visit(block: Block, uses: dict, subst: dict) -> None:
 class _Chain:
     """Rebuilds one value on Python floats; ``gained`` once a NumPy step is saved."""
 
-    def __init__(self, uses: dict, loc):
+    def __init__(self, memo: dict, loc):
         self.b = Builder(Block(), loc)
-        self.uses = uses
+        self.memo = memo
+        self.made: dict = {}
         self.gained = False
 
     def rebuild(self, v, top=False):
@@ -75,14 +78,18 @@ class _Chain:
             return v if t.dtype.kind == "f" else None
         if t.shape != () or t.dtype != _F64 or v.producer is None:
             return None
+        known = self.made.get(id(v), self.memo.get(id(v)))
+        if known is not None:
+            self.gained = True
+            return known
         op = v.producer
         if op.prim in ("cast", "npscalar") and _python_float(op.inputs[0]):
             self.gained = True
             return op.inputs[0]
-        if top or self.uses.get(id(v), 0) == 1:
-            new = self._op(op, v)
-            if new is not None:
-                return new
+        new = self._op(op, v)
+        if new is not None:
+            self.made[id(v)] = new
+            return new
         return None if top else self.b.pyfloat(v, hint=v.hint)
 
     def _op(self, op, v):
@@ -118,16 +125,6 @@ def _template(op) -> str:
 
 def _python_float(v) -> bool:
     return v.type.weak and v.type.dtype.kind == "f"
-
-
-def _count_uses(block: Block, uses: dict) -> None:
-    for v in block.results:
-        uses[id(v)] = uses.get(id(v), 0) + 1
-    for op in block.ops:
-        for v in op.inputs:
-            uses[id(v)] = uses.get(id(v), 0) + 1
-        for region in op.regions:
-            _count_uses(region, uses)
 
 
 def _substitute(block: Block, subst: dict) -> None:
