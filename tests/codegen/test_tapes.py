@@ -173,3 +173,18 @@ def test_second_order_and_forward_mode_through_a_python_float_loop():
     assert second == pytest.approx(central(first, (0.3,), 0)[()], rel=1e-5)
     value, tangent = ms.jvp(lambda a: mixed(a, 0.7), 0.3, 1.0)
     assert tangent == pytest.approx(central(mixed, (0.3, 0.7), 0)[()], rel=1e-7)
+
+
+def numpy_and_python_scalars(x):
+    s = np.sin(x)                        # an np.float64, also read as one below
+    t = float(s * 3.0) + math.cos(x)
+    for _ in range(3):
+        t = t * math.sin(t) + 0.5
+    return s * t
+
+
+def test_numpy_scalars_stay_numpy_scalars_where_python_has_them():
+    value, grad = ms.value_and_grad(numpy_and_python_scalars)(0.8)
+    want = numpy_and_python_scalars(0.8)
+    assert type(value) is type(want) is np.float64 and value == want
+    assert grad == pytest.approx(central(numpy_and_python_scalars, (0.8,), 0)[()], rel=1e-7)
