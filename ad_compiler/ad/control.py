@@ -338,12 +338,39 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
             continue
         for r in rop.results:
             if id(r) in needed and id(r) in forward_of and id(r) not in recomputed:
-                (tape,) = _tape(fwd_op, fwd_region, [forward_of[id(r)]])
-                read = Op("list_get", [tape, index], {}, [Value(r.type, r.hint)], [], rop.loc)
-                read.results[0].producer = read
-                reads.append(read)
-                _substitute(bwd_region, replayed, r, read.results[0])
+                got = _read_back(fwd_op, fwd_region, forward_of[id(r)], r, index, rop.loc)
+                reads.extend(got)
+                _substitute(bwd_region, replayed, r, got[-1].results[0])
     bwd_region.ops[:0] = reads
+
+
+def _read_back(fwd_op, fwd_region, value, like, index, loc) -> list:
+    """The ops that read ``value`` (stacked by the forward loop) in iteration ``index``
+    of the backward sweep, as a value of ``like``'s type; the last one gives it.
+
+    A float64 number the forward body converts to a Python float (``math.exp(x)`` is
+    ``float(np.exp(x))``) is stacked as that Python float: the forward's NumPy scalar
+    is then used once only, and the sweep's arithmetic on it can stay on Python floats
+    (passes/pyfloats.py).
+    """
+    twin = next((op.result for op in fwd_region.ops if op.prim == "pyfloat"
+                 and op.inputs[0] is value), None) if like.type == _F64_SCALAR else None
+    (tape,) = _tape(fwd_op, fwd_region, [value if twin is None else twin])
+    read = _op("list_get", [tape, index], {}, (like if twin is None else twin).type,
+               like.hint, loc)
+    if twin is None:
+        return [read]
+    return [read, _op("cast", [read.results[0]], {"dtype": _F64_SCALAR.dtype}, like.type,
+                      like.hint, loc)]
+
+
+_F64_SCALAR = AType((), np.dtype(np.float64))
+
+
+def _op(prim, inputs, params, type_, hint, loc) -> Op:
+    op = Op(prim, inputs, params, [Value(type_, hint)], [], loc)
+    op.results[0].producer = op
+    return op
 
 
 #: ops whose result is cheaper to recompute than to stack and read back: arithmetic on

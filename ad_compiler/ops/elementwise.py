@@ -212,14 +212,14 @@ unary("neg", "-{0}", lambda b, g, out, x: b.neg(g), aliases=(np.negative, operat
 unary("exp", "np.exp({0})", lambda b, g, out, x: b.mul(g, out), aliases=(np.exp, math.exp))
 unary("log", "np.log({0})", lambda b, g, out, x: b.div(g, x), domain="positive",
       aliases=(np.log,))
-# on Python floats, math.sin/math.cos: the same libm numbers without a NumPy call
+# on_floats: what the user's math.sin computes, without a NumPy call (raises for inf)
 unary("sin", "np.sin({0})", lambda b, g, out, x: b.mul(g, b.cos(x)), aliases=(np.sin, math.sin),
       on_floats="math.sin({0})")
 unary("cos", "np.cos({0})", lambda b, g, out, x: b.neg(b.mul(g, b.sin(x))),
       aliases=(np.cos, math.cos), on_floats="math.cos({0})")
 unary("tanh", "np.tanh({0})",
       lambda b, g, out, x: b.mul(g, b.sub(b.const(1), b.square(out))),
-      aliases=(np.tanh, math.tanh))
+      aliases=(np.tanh, math.tanh), on_floats="math.tanh({0})")
 # 1 / (1 + exp(-x)) is exact for every x: exp overflows to inf only where the
 # result is 0 anyway; the tanh form would lose relative precision for x << 0.
 unary("sigmoid", "1 / (1 + np.exp(-{0}))",

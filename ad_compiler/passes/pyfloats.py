@@ -74,8 +74,8 @@ class _Chain:
     def rebuild(self, v, top=False):
         """A Python-float value equal to ``float(v)``, or None."""
         t = v.type
-        if t.weak:
-            return v if t.dtype.kind == "f" else None
+        if t.weak:  # a Python float, or an int meeting one (converted exactly, as NumPy does)
+            return v if t.dtype.kind in "fi" else None
         if t.shape != () or t.dtype != _F64 or v.producer is None:
             return None
         known = self.made.get(id(v), self.memo.get(id(v)))
