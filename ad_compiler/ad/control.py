@@ -338,7 +338,7 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
             continue
         for r in rop.results:
             if id(r) in needed and id(r) in forward_of and id(r) not in recomputed:
-                got = _read_back(fwd_op, fwd_region, forward_of[id(r)], r, index, rop.loc)
+                got = _read_back(fwd_op, fwd_region, forward_of[id(r)], r, index, fwd_op.loc)
                 reads.extend(got)
                 _substitute(bwd_region, replayed, r, got[-1].results[0])
     bwd_region.ops[:0] = reads

@@ -15,14 +15,16 @@ from __future__ import annotations
 from ..ad import rules
 
 
-def plan(fn, uses: dict) -> tuple[dict, set]:
+def plan(fn) -> tuple[dict, set]:
     """``({id(pyfloat op): (template, input value)}, {id(op) written by its pyfloat})``."""
+    uses: dict = {}
+    _count_uses(fn.body, uses)
     fused, absorbed = {}, set()
     for op in fn.body.walk():
         if op.prim != "pyfloat":
             continue
         inner = op.inputs[0].producer
-        if inner is None or inner.regions or len(uses.get(id(op.inputs[0]), ())) != 1:
+        if inner is None or inner.regions or uses.get(id(op.inputs[0])) != 1:
             continue
         template = rules.get(inner.prim).on_floats if inner.prim in rules.PRIMITIVES else ""
         x = inner.inputs[0] if len(inner.inputs) == 1 else None
@@ -30,3 +32,13 @@ def plan(fn, uses: dict) -> tuple[dict, set]:
             fused[id(op)] = (template, x)
             absorbed.add(id(inner))
     return fused, absorbed
+
+
+def _count_uses(block, uses: dict) -> None:
+    for v in block.results:
+        uses[id(v)] = uses.get(id(v), 0) + 1
+    for op in block.ops:
+        for v in op.inputs:
+            uses[id(v)] = uses.get(id(v), 0) + 1
+        for region in op.regions:
+            _count_uses(region, uses)
