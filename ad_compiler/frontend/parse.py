@@ -147,7 +147,8 @@ def _parse_lambda(fn) -> Parsed:
     file, line = code.co_filename, code.co_firstlineno
     lines = file_lines(fn)[line - 1:line + 49] or [""]
     wanted = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    found = [p for p in _lambdas_on_line(lines, file, line) if _lambda_params(p.node) == wanted]
+    found = [p for p in _lambdas_on_line(lines, file, line, code)
+             if _lambda_params(p.node) == wanted]
     if len(found) > 1:
         found = _spanning(found, code, lines)
     if len(found) != 1:
@@ -159,20 +160,23 @@ def _parse_lambda(fn) -> Parsed:
     return found[0]
 
 
-def _lambdas_on_line(lines, file, line):
+def _lambdas_on_line(lines, file, line, code):
     first = lines[0]
     col = first.find("lambda")
     while col >= 0:
-        parsed = _parse_lambda_at(lines, col, file, line)
+        parsed = _parse_lambda_at(lines, col, file, line, code)
         if parsed is not None:
             yield parsed
         col = first.find("lambda", col + 1)
 
 
-def _parse_lambda_at(lines, col, file, line):
+def _parse_lambda_at(lines, col, file, line, code):
     """The lambda starting at ``col`` of the first line (its body may run over a
     few more lines), or None. Trailing text (``)``, ``, y``) is cut off until the
-    rest parses."""
+    rest parses, and the body must span every source position of ``code`` (a
+    body cut short on its first line, ``lambda x: np.sum`` of ``lambda x:
+    np.sum(\n x)``, also parses)."""
+    span = _code_span(code)
     for n_lines in range(1, min(len(lines), 10) + 1):
         text = (lines[0][col:] + "".join(lines[1:n_lines])).rstrip()
         for end in range(len(text), 0, -1):
@@ -181,24 +185,39 @@ def _parse_lambda_at(lines, col, file, line):
             except SyntaxError:
                 continue
             if isinstance(expr, gast.Lambda):  # else a tuple, a call ...: cut more
-                return Parsed(expr, Source(file, line, tuple(lines), 0, col - 1))
+                parsed = Parsed(expr, Source(file, line, tuple(lines), 0, col - 1))
+                if span is None or _inside(span, parsed, lines, line):
+                    return parsed
+                break  # cut short: take more lines
     return None
+
+
+def _code_span(code):
+    """``((line, byte col), (end line, end byte col))`` around the source positions of
+    ``code``'s instructions, or None when they are not known."""
+    spans = [(l0, c0, l1, c1) for l0, l1, c0, c1 in getattr(code, "co_positions", list)()
+             if None not in (l0, l1, c0, c1) and (l1, c1) > (l0, c0)]
+    if not spans:
+        return None
+    return min((l0, c0) for l0, c0, _, _ in spans), max((l1, c1) for _, _, l1, c1 in spans)
+
+
+def _inside(span, parsed, lines, line) -> bool:
+    start, end = _body_span(parsed, lines, line)
+    return start <= span[0] and span[1] <= end
 
 
 def _spanning(found: list, code, lines) -> list:
     """The innermost of the lambdas ``found`` whose body contains every source
     position of ``code``'s instructions (all of ``found`` when positions are not
     known). Positions are (line, UTF-8 byte column), as ``co_positions`` gives them."""
-    spans = [(l0, c0, l1, c1) for l0, l1, c0, c1 in getattr(code, "co_positions", list)()
-             if None not in (l0, l1, c0, c1) and (l1, c1) > (l0, c0)]
-    if not spans:
+    span = _code_span(code)
+    if span is None:
         return found
-    first = min((l0, c0) for l0, c0, _, _ in spans)
-    last = max((l1, c1) for _, _, l1, c1 in spans)
     inside = []
     for parsed in found:
         start, end = _body_span(parsed, lines, code.co_firstlineno)
-        if start <= first and last <= end:
+        if _inside(span, parsed, lines, code.co_firstlineno):
             inside.append((end[0] - start[0], end[1] - start[1], parsed))
     inside.sort(key=lambda t: t[:2])
     return [t[2] for t in inside[:1]]

@@ -734,7 +734,20 @@ def lower_setitem(b, x, index, value):
     if _where_update(b, x, items, v):
         return _masked_update(b, x, items[0], v)
     index, dyn = canonical(b, x, items)
-    return b.index_set(x, v, *dyn, index=index)
+    return b.index_set(x, _without_leading_ones(b, v, x, dyn, index), *dyn, index=index)
+
+
+def _without_leading_ones(b, v, x, dyn, index):
+    """``v`` without the leading length-1 axes it has beyond the selection's dimensions,
+    which NumPy drops in ``x[index] = v`` (``y[0] = row[None, :]``)."""
+    vt = b.type_of(v)
+    if not isinstance(vt, AType):
+        return v
+    sel = selection_shape(b.type_of(x).shape, index, [b.type_of(d) for d in dyn])
+    extra = vt.ndim - len(sel)
+    if extra <= 0 or any(d != 1 for d in vt.shape[:extra]):
+        return v
+    return reshape_to(b, v, vt.shape[extra:])
 
 
 def lower_augmented_setitem(b, x, index, value, combine=None):

@@ -435,6 +435,19 @@ def test_two_lambdas_on_one_line_differentiated_directly():
     np.testing.assert_allclose(ms.grad(b)(X), 2.0 * X)
 
 
+def test_a_lambda_body_over_several_lines_is_read_whole():
+    """``lambda x: np.sum(`` alone also parses (as ``np.sum``): the body must span
+    every source position of the lambda's code."""
+    grad = ms.grad(lambda x: np.sum(
+        x * x) + np.sum(
+        np.sin(x)))
+    np.testing.assert_allclose(grad(X), central(lambda x: np.sum(x * x) + np.sum(np.sin(x)), X),
+                               rtol=1e-6)
+    scaled = ms.grad(lambda x: (np.sum(x * x)
+                                * 3.0))
+    np.testing.assert_allclose(scaled(X), 6.0 * X)
+
+
 # -- nested comprehensions over range ------------------------------------------------
 def triangle(x):
     return sum([x[i] * x[j] for i in range(4) for j in range(i, 4)])

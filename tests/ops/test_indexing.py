@@ -101,6 +101,9 @@ CASES = [
     ("set-rows-broadcast", *write(slice(None, None, -2)), [(3, 4), (4,)]),
     ("set-python-float", *write((1, Ellipsis)), [(3, 4), float]),
     ("set-newaxis", *write((slice(None), None, slice(1, 3))), [(2, 3), (2, 1, 2)]),
+    # NumPy drops a value's leading length-1 axes beyond the selection's dimensions
+    ("set-extra-leading-ones", *write(0), [(2, 3), (1, 1, 3)]),
+    ("set-extra-leading-ones-broadcast", *write((slice(None), 1)), [(2, 3), (1, 1)]),
     ("set-dynamic-int", lambda b, x, v, i: ix.lower_setitem(b, x, i, v),
      lambda x, v, i: _set(x, i, v), [(4, 3), (3,), -2]),
     ("set-repeats-last-wins", *write([0, 0, 2]), [(4,), (3,)]),
