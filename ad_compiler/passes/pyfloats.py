@@ -30,6 +30,7 @@ from ..ad import rules
 from ..ir.builder import Builder
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
+from .loops import _substitute  # uses of values replaced, in a block and its regions
 
 _ARITHMETIC = frozenset({"add", "sub", "mul", "neg", "square"})
 _F64 = np.dtype(np.float64)
@@ -125,11 +126,3 @@ def _template(op) -> str:
 
 def _python_float(v) -> bool:
     return v.type.weak and v.type.dtype.kind == "f"
-
-
-def _substitute(block: Block, subst: dict) -> None:
-    block.results = [subst.get(id(v), v) for v in block.results]
-    for op in block.ops:
-        op.inputs = [subst.get(id(v), v) for v in op.inputs]
-        for region in op.regions:
-            _substitute(region, subst)
