@@ -88,10 +88,11 @@ class _Chain:
             self.gained = True
             return op.inputs[0]
         new = self._op(op, v)
+        if new is None and not top:  # a float64 value read as it is: converted once
+            new = self.b.pyfloat(v, hint=v.hint)
         if new is not None:
             self.made[id(v)] = new
-            return new
-        return None if top else self.b.pyfloat(v, hint=v.hint)
+        return new
 
     def _op(self, op, v):
         if op.prim not in _ARITHMETIC and not (_template(op) and len(op.inputs) == 1):
