@@ -16,11 +16,13 @@ from .api.grad import GradOperation, grad, value_and_grad
 from .api.hessian import hessian, hvp
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
 from .api.vmap import vmap
+from .api import inside as _inside  # noqa: F401  (transforms inside compiled code)
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
 from .nn import Parameter, ParameterTuple
 from .tensor import Tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_seed
+from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
 __version__ = "0.1.0"
 
@@ -31,4 +33,5 @@ __all__ = [
     "vjp", "jvp", "jacfwd", "jacrev", "primitive", "check_grad", "hessian", "hvp", "custom_vjp", "custom_jvp",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_seed",
     "vmap", "checkpoint",
+    "save_checkpoint", "load_checkpoint", "load_param_into_net",
 ]

@@ -222,6 +222,10 @@ def entries() -> tuple[list[Entry], list[str]]:
             continue
         if isinstance(obj, type):   # a class form: probe what its instance does
             lower = _instance_lowering(lower, spelling)
+        fixed = getattr(lower, "catalog_entry", None)   # needs more than sample arrays
+        if fixed is not None:
+            out.append(Entry(spelling, section, *fixed))
+            continue
         prims = None if lower is None else _probe(lower, spelling)
         if prims is None:
             unprobed.append(spelling)

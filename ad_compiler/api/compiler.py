@@ -42,6 +42,7 @@ class Entry:
     effects: list = field(default_factory=list)  # Parameters the call writes: the last
     #                              len(effects) value outputs are their new values
     randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
+    sens_tree: object = None     # the part of ``out_tree`` the sensitivity is for
     _compiled: object = field(default=None, repr=False)
 
     def read_state(self, owner):
@@ -182,7 +183,7 @@ def _describe(v, lifted) -> str:
 
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
-    lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True)
+    lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=config.randoms)
     check_real(lifted, fn)
     check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
@@ -201,7 +202,8 @@ def build_entry(fn, config, weights, args) -> Entry:
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
                  len(f.outputs) if with_outputs else 0, lifted.captured,
                  make_reader(lifted.captured), effects=lifted.effects,
-                 randoms=lifted.randoms)
+                 randoms=lifted.randoms,
+                 sens_tree=lifted.out_tree[0] if config.has_aux else lifted.out_tree)
 
 
 def _index_of(w, params):

@@ -32,8 +32,9 @@ from ..frontend import owner_of
 from ..ir.core import Value
 from . import packing
 from .compiler import build_entry
-from .fastpath import MISS, fast_call, guarded, ndarray_signature
-from .signature import flatten, signature
+from .fastpath import MISS, fast_key, guarded, parameter_names
+from .keywords import bind_keywords, call_parameters
+from .signature import TENSOR, flatten, signature
 from .state import current_entry, next_serial
 
 
@@ -54,6 +55,7 @@ class Config:
     return_ids: bool = False
     style: str = "grad"          # "gradop" or "grad": how results are packed
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
+    randoms: bool = True         # random masks drawn per call (False: refused, see vjp)
 
 
 def _general_path(gf) -> Callable:
@@ -85,6 +87,8 @@ class GradFunction:
         self._fast: dict = {}   # plain-ndarray signature -> its Guard (fastpath.py)
         self._miss = _general_path(self)
         self._hot = self._miss  # the guard's call of the signature used last
+        self._params = None   # (names, qualname) the guards take, read at the first guard
+        self._parameters = None  # fn's parameters, read at the first call with keywords
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__) + "_grad"
 
@@ -134,7 +138,7 @@ class GradFunction:
         """A call the hot guard did not match: another signature's guard, or the
         general path."""
         if not kwargs:
-            key = ndarray_signature(args)
+            key = fast_key(args)
             guard = None if key is None else self._fast.get(key)
             if guard is not None:  # another signature seen before: it becomes the hot one
                 out = guard.probe(args)
@@ -144,14 +148,20 @@ class GradFunction:
         return self._call(args, kwargs)
 
     def _split(self, args, kwargs):
-        """``(inputs, sens)`` of a call (sens None without ``sens_param``)."""
+        """``(inputs, sens)`` of a call (sens None without ``sens_param``); inputs given
+        by keyword are bound to ``fn``'s parameters (api/keywords.py)."""
+        sens = None
         if self.config.sens:
-            return packing.split_sens(args, kwargs)
+            args, sens = packing.split_sens(args, kwargs)
         if kwargs:
-            raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}: pass the inputs "
-                                "positionally" + ("" if self.config.style == "grad" else
-                                                  " (sens= needs sens_param=True)"))
-        return args, None
+            if self._parameters is None:
+                self._parameters = call_parameters(self.fn)
+            if "sens" in kwargs and not any(p.name == "sens" for p in self._parameters or ()):
+                raise GradTypeError("sens= is given but the gradient function takes no "
+                                    "sensitivity", hint="make it with sens_param=True "
+                                    "(GradOperation) to pass the output sensitivity")
+            args = bind_keywords(self.fn, args, kwargs, self._parameters)
+        return args, sens
 
     def _call(self, args, kwargs):
         args, sens = self._split(args, kwargs)
@@ -163,10 +173,13 @@ class GradFunction:
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
         outs = entry.compiled.fn(*leaves, *extra)
-        fast = fast_call(self.config, entry, args)
-        if fast is not None:
-            key = ndarray_signature(args)
-            guard = self._fast[key] = guarded(key, fast, self._miss, entry.captured, self._owner)
+        key = fast_key(args)
+        if self._params is None:
+            self._params = parameter_names(self.fn)
+        guard = guarded(self.config, entry, args, key, self._miss, self._owner, *self._params,
+                        tensors=TENSOR in kinds or hasattr(self.fn, "construct"))
+        if guard is not None:
+            self._fast[key] = guard
             self._hot = guard.call
         return packing.pack(self, entry, outs, args, kinds)
 

@@ -41,6 +41,8 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
         if isinstance(grad_position, int):
             return rows[0][0]
         return rows
+    from .transforms import inlined
+    second_derivatives.__ad_lower__ = inlined("InlinedHessian", fn, grad_position)
     return second_derivatives
 
 

@@ -8,6 +8,9 @@ the structure MindSpore gives (docs/api.md), converting each gradient to its inp
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
@@ -19,7 +22,8 @@ from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 # -- sens ----------------------------------------------------------------------
 
 def split_sens(args, kwargs):
-    """``(inputs, sens)``: ``sens=`` wins over the last positional argument."""
+    """``(inputs, sens)``: ``sens=`` wins over the last positional argument (taken out
+    of ``kwargs``; the other keywords are inputs)."""
     if "sens" in kwargs:
         sens = kwargs.pop("sens")
     elif args:
@@ -27,8 +31,6 @@ def split_sens(args, kwargs):
     else:
         raise GradRuntimeError("sens_param=True: pass the output sensitivity as the last "
                                "positional argument or as sens=")
-    if kwargs:
-        raise GradTypeError(f"unexpected keyword arguments {sorted(kwargs)}")
     if sens is None:
         raise GradTypeError("sens is None: with sens_param=True the gradient function needs the "
                             "output sensitivity", hint="pass an array (or Tensor) of the "
@@ -48,9 +50,37 @@ def flatten_sens(sens, entry) -> list:
     leaves = _sens_leaves(sens, entry.out_tree)
     types = entry.sens_types
     if len(leaves) != len(types):
-        raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has "
-                               f"{len(types)} outputs: pass one sensitivity per output")
+        leaves = _without_constant_outputs(leaves, entry.sens_tree, len(types))
     return [_check_sens(s, t, i) for i, (s, t) in enumerate(zip(leaves, types))]
+
+
+def _without_constant_outputs(leaves, tree, n: int) -> list:
+    """``leaves`` given for every leaf of the output, its constants too (a Python int
+    among the outputs: JAX and MindSpore structure the cotangent like the output), with
+    the entries of the constants left out. Whatever such an entry holds (zeros, None, a
+    number) multiplies a zero derivative."""
+    dynamic = [isinstance(t, int) and not isinstance(t, bool) for t in _output_leaves(tree)]
+    n_constant = len(dynamic) - sum(dynamic)
+    if len(leaves) != len(dynamic) or not n_constant:
+        also = f" (and {n_constant} constant output{'s' if n_constant > 1 else ''}, whose " \
+               "entries may be given too)" if n_constant else ""
+        raise GradRuntimeError(f"sens has {len(leaves)} entries but the function has {n} "
+                               f"outputs{also}: pass one sensitivity per output")
+    for k, (s, d) in enumerate(zip(leaves, dynamic)):
+        if not d and s is not None and not isinstance(s, Value) and not _is_real_number(unwrap(s)):
+            raise GradTypeError(f"sens entry {k} is {_describe(unwrap(s))}, for a constant "
+                                "output: pass zeros, None or any real number there")
+    return [s for s, d in zip(leaves, dynamic) if d]
+
+
+def _output_leaves(tree) -> list:
+    """The leaves of an output structure (frontend's out_tree), in the order the
+    sensitivity lists them."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _output_leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for t in tree.values() for leaf in _output_leaves(t)]
+    return [tree]
 
 
 def sens_values(b, sens, entry) -> list:
@@ -147,11 +177,33 @@ def pack(gf, entry, outs, args, kinds):
 
 def write_parameters(entry, outs) -> None:
     """Set each Parameter the compiled code wrote (``entry.effects``) to its new value."""
-    if not entry.effects:
+    if entry.effects:
+        n = entry.n_value_outs
+        set_written(entry.effects, outs[n - len(entry.effects):n])
+
+
+#: False while a transform evaluates its function again for more derivatives (the rows
+#: of a Jacobian, vjp_fn): each call of a transform writes Parameters once.
+_WRITES = contextvars.ContextVar("parameter_writes", default=True)
+
+
+def set_written(params, values) -> None:
+    """Set each Parameter to the value compiled code computed for it (unless inside
+    :func:`no_parameter_writes`)."""
+    if not _WRITES.get():
         return
-    new_values = outs[entry.n_value_outs - len(entry.effects):entry.n_value_outs]
-    for param, value in zip(entry.effects, new_values):
+    for param, value in zip(params, values):
         param.set_data(np.asarray(value).astype(unwrap(param).dtype, copy=False))
+
+
+@contextlib.contextmanager
+def no_parameter_writes():
+    """Compiled calls inside the block leave Parameters alone (see ``_WRITES``)."""
+    token = _WRITES.set(False)
+    try:
+        yield
+    finally:
+        _WRITES.reset(token)
 
 
 def _wants_value(config) -> bool:
@@ -186,7 +238,16 @@ def pack_values(gf, entry, outs, args, b):
     weights = [_inlined_weight_grad(b, w, None if j is None else next(it))
                for w, j in zip(entry.weights, entry.weight_index)]
     value = _value(entry.out_tree, outs, False) if _wants_value(gf.config) else None
+    _write_inlined(b, entry, outs)
     return assemble(gf.config, entry, inputs, weights, value)
+
+
+def _write_inlined(b, entry, outs) -> None:
+    """The Parameters an inlined gradient's function writes are written by the function
+    it is inlined into (once per evaluation, as a call of the function would)."""
+    n, k = entry.n_value_outs, len(entry.effects)
+    for param, value in zip(entry.effects, outs[n - k:n]):
+        b.write_parameter(b.read_parameter(param), value)
 
 
 def _inlined_weight_grad(b, w, g):

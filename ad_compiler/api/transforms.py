@@ -7,16 +7,17 @@ or pass nothing and a few common shapes are tried in turn.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Callable
 
 import numpy as np
 
-from ..ad.rules import register_lowering
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
-                      UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
+                      UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_real
+from .packing import no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
 from .signature import PYFLOAT, TENSOR, leaf_kind, signature
@@ -140,7 +141,10 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
     _check_bool("has_aux", has_aux)
     check_callable(fn)
     signature(inputs)  # refuses inputs it cannot differentiate now, not at vjp_fn(v)
-    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop"))
+    # randoms=False: vjp_fn cannot redraw the mask the call of fn used
+    grad_fn = GradFunction(fn, Config("all", False, True, has_aux, True, False, "gradop",
+                                      randoms=False))
+    grad_fn.entry_for(inputs)   # compiled (and refused, if it must be) before fn runs
     value = fn(*inputs)
     out, aux = _split_aux(value, has_aux)
 
@@ -150,8 +154,19 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> tuple:
             raise GradTypeError(f"vjp_fn(v) needs the cotangent v, got {given}",
                                 hint="pass an array of the output's shape and dtype, e.g. "
                                      "vjp_fn(np.ones_like(out))")
-        return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+        with no_parameter_writes():   # the call of vjp evaluated fn: it wrote them
+            return grad_fn(*inputs, v[0] if len(v) == 1 else v)[1]
+    vjp_fn.__ad_lower__ = inlined("InlinedVJP", fn, inputs, has_aux)
     return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
+
+
+def inlined(kind: str, *config):
+    """The ``__ad_lower__`` of a function a transform returns: called inside compiled
+    code, it is inlined there (``kind``: the class of api/inside.py that does it)."""
+    def lower(b, *args):
+        from . import inside
+        return getattr(inside, kind)(*config).__ad_lower__(b, *args)
+    return lower
 
 
 def _jvp_entry(fn, args):
@@ -165,7 +180,7 @@ def _jvp_entry(fn, args):
     from .state import current_entry, make_reader
 
     def build():
-        lifted = lift(fn, tuple(spec_of(a) for a in args))
+        lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=False)
         check_real(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
@@ -197,7 +212,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     """
     _check_bool("has_aux", has_aux)
     check_callable(fn)
-    from .packing import _value
+    from .packing import _value, set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
@@ -205,6 +220,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     params = [p.asnumpy() for p in lifted.params]
     outs = compiled.fn(*leaves, *params, *state, *t_leaves)
     half = len(outs) // 2
+    set_written(lifted.effects, outs[half - len(lifted.effects):half])
     as_tensor = TENSOR in kinds
     out = _value(lifted.out_tree, outs[:half], as_tensor)
     tan = _value(lifted.out_tree, outs[half:], as_tensor, tangent=True)
@@ -214,36 +230,37 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     return o, t, aux
 
 
-def _tangent_leaves(args, tangents, several: bool) -> list:
+def _tangent_leaves(args, tangents, several: bool, leaf=None) -> list:
     """The tangent of every differentiated input leaf, checked against the inputs: same
     structure and shapes (a wrong shape is a ValueError naming the tangent), real numbers;
-    each cast to its input's floating dtype (float32 stays float32)."""
+    each cast to its input's floating dtype (float32 stays float32). ``leaf(a, kind, t,
+    path)`` makes each tangent (default :func:`_tangent_of`)."""
     if len(tangents) != len(args):
         raise GradRuntimeError(f"v has {len(tangents)} entries but there are {len(args)} inputs",
                                hint="give one tangent per input, in a tuple of the same "
                                     "structure as inputs")
     out: list = []
     for i, (a, t) in enumerate(zip(args, tangents)):
-        _match_tangent(a, t, f"[{i}]" if several else "", out)
+        _match_tangent(a, t, f"[{i}]" if several else "", out, leaf or _tangent_of)
     return out
 
 
-def _match_tangent(a, t, path: str, out: list) -> None:
+def _match_tangent(a, t, path: str, out: list, leaf) -> None:
     kind = leaf_kind(a)
     if kind is not None:
-        out.append(_tangent_of(a, kind, t, path))
+        out.append(leaf(a, kind, t, path))
     elif type(a) in (tuple, list):
         if not isinstance(t, (tuple, list)) or len(t) != len(a):
             raise GradRuntimeError(f"tangent v{path} must be a {type(a).__name__} of {len(a)} "
                                    f"entries like inputs{path}, but it is {_what(t)}")
         for k, (ak, tk) in enumerate(zip(a, t)):
-            _match_tangent(ak, tk, f"{path}[{k}]", out)
+            _match_tangent(ak, tk, f"{path}[{k}]", out, leaf)
     elif type(a) is dict:
         if not isinstance(t, dict) or list(t) != list(a):
             raise GradRuntimeError(f"tangent v{path} must be a dict with the keys {list(a)} of "
                                    f"inputs{path}, but it is {_what(t)}")
         for k in a:
-            _match_tangent(a[k], t[k], f"{path}[{k!r}]", out)
+            _match_tangent(a[k], t[k], f"{path}[{k!r}]", out, leaf)
     # a constant input (int, bool, string ...) has no tangent: whatever is given is unused
 
 
@@ -305,6 +322,9 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     def jacobian(*args):
         check_callable(fn)
         pos = _positions(grad_position, len(args))
+        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad",
+                                          randoms=False))   # one mask for all the rows
+        grad_fn.entry_for(args)   # compiled (and refused, if it must be) before fn runs
         value, aux = _split_aux(fn(*args), has_aux)
         if isinstance(value, (tuple, list, dict)):
             raise GradTypeError("jacrev needs a function with one array output; this one "
@@ -312,16 +332,18 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
                                 hint="take the Jacobian of each output separately, or use "
                                      "has_aux=True to carry the others along")
         out = np.asarray(getattr(value, "asnumpy", lambda: value)())
-        grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad"))
         rows = {p: [] for p in pos}
         for k in range(out.size):
             basis = np.zeros(out.size, out.dtype)
             basis[k] = 1
-            g = _as_tuple(grad_fn(*args, basis.reshape(out.shape)))
+            with no_parameter_writes():   # fn(*args) above wrote them
+                g = grad_fn(*args, basis.reshape(out.shape))
+            g = _as_tuple(g[0] if has_aux else g)  # (grads, aux) with has_aux
             for p, gp in zip(pos, g):
                 rows[p].append(np.asarray(getattr(gp, "asnumpy", lambda: gp)()))
         jac = tuple(_jacobian(rows[p], out.shape, np.shape(_leaf(args[p]))) for p in pos)
         return _finish(jac, pos, args, aux, has_aux)
+    jacobian.__ad_lower__ = inlined("InlinedJacobian", fn, grad_position, has_aux, "rev")
     return jacobian
 
 
@@ -343,13 +365,15 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         check_callable(fn)
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
-        jac, aux, out_shape = [], None, None
+        jac, aux, out_shape, first = [], None, None, True
         for p in pos:
             cols = []
             for k in range(arrays[p].size):
                 tangents = [np.zeros_like(a) for a in arrays]
                 tangents[p].flat[k] = 1
-                res = jvp(fn, args, tuple(tangents), has_aux)
+                with contextlib.nullcontext() if first else no_parameter_writes():
+                    res = jvp(fn, args, tuple(tangents), has_aux)   # the first one writes
+                first = False
                 if isinstance(res[1], (tuple, list, dict)):
                     raise GradTypeError("jacfwd needs a function with one array output",
                                         hint="take the Jacobian of each output separately")
@@ -359,6 +383,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             flat = np.stack(cols, axis=-1) if cols else np.zeros((0, 0))
             jac.append(flat.reshape((out_shape or ()) + arrays[p].shape))
         return _finish(tuple(jac), pos, args, aux, has_aux)
+    jacobian.__ad_lower__ = inlined("InlinedJacobian", fn, grad_position, has_aux, "fwd")
     return jacobian
 
 
@@ -372,20 +397,3 @@ def _finish(jac, pos, args, aux, has_aux):
     jac = tuple(_wrap_like(j, as_tensor) for j in jac)
     result = jac[0] if len(pos) == 1 else jac
     return (result, aux) if has_aux else result
-
-
-def _refused_inside(name: str, hint: str):
-    """The lowering of a transform that cannot be called inside compiled code."""
-    def lower(b, *args, **kwargs):
-        raise UnsupportedOperationError(
-            f"ms.{name} inside a compiled function is not supported", hint=hint)
-    return lower
-
-
-_GRAD_INSTEAD = ("call it outside the compiled function, or use ms.grad / ms.value_and_grad "
-                 "there (GradOperation(sens_param=True)(f)(x, v) is the vector-Jacobian "
-                 "product v·J)")
-register_lowering(vjp, _refused_inside("vjp", _GRAD_INSTEAD))
-register_lowering(jvp, _refused_inside("jvp", _GRAD_INSTEAD))
-register_lowering(jacrev, _refused_inside("jacrev", _GRAD_INSTEAD))
-register_lowering(jacfwd, _refused_inside("jacfwd", _GRAD_INSTEAD))

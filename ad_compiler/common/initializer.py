@@ -200,8 +200,9 @@ def as_initializer(init) -> Initializer | None:
     return None
 
 
-def initial_array(init, shape, np_dtype) -> np.ndarray:
-    """An ndarray of ``shape`` and ``np_dtype`` from any ``init`` form."""
+def initial_array(init, shape, np_dtype, what: str = "For 'initializer', init") -> np.ndarray:
+    """An ndarray of ``shape`` and ``np_dtype`` from any ``init`` form; ``what`` names the
+    argument in the errors (an array of another shape is a ValueError, as in MindSpore)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     maker = as_initializer(init)
     if maker is not None:
@@ -209,7 +210,8 @@ def initial_array(init, shape, np_dtype) -> np.ndarray:
     if isinstance(init, (Tensor, np.ndarray, list, tuple)):
         arr = np.asarray(unwrap(init))
         if arr.shape != shape:
-            raise ValueError(f"the initial value has shape {arr.shape}, expected {shape}")
+            raise ValueError(f"{what} must have shape {shape}, got an array of shape "
+                             f"{arr.shape}")
         return arr.astype(np_dtype)
     raise TypeError(f"an initializer must be an Initializer, a name, a number, an array or a "
                     f"Tensor, got {type(init).__name__}")

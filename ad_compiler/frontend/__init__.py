@@ -37,14 +37,14 @@ Contract (used by the API layer):
 """
 from __future__ import annotations
 
-from .custom import call_with_rule, has_bprop, rule_of
+from .custom import call_with_rule, has_bprop, note_recompute_flag, rule_of
 
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ad import rules
-from ..errors import GradTypeError, UnsupportedOperationError
+from ..errors import GradTypeError, UnsupportedOperationError, located
 from ..ir.core import AType, Function
 from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
@@ -52,7 +52,7 @@ from .objects import is_user_object_call
 from .parse import parse_function
 from .resolve import GlobalScope, Scope, construct_of, is_cell, local_names
 from .specs import Static, build_out_tree, spec_to_values, tree_leaves, tree_map
-from .to_ssa import Lifter
+from .to_ssa import Lifter, stale_use
 
 __all__ = ["lift", "Lifted", "Static", "tree_leaves", "owner_of"]
 
@@ -71,17 +71,20 @@ class Lifted:
     randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
 
 
-def lift(fn, arg_specs, effects: bool = False) -> Lifted:
+def lift(fn, arg_specs, effects: bool = False, randoms: bool | None = None) -> Lifted:
     """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument).
 
     With ``effects``, the new values of the Parameters the code writes (BatchNorm's
     moving statistics) follow the outputs, one per Parameter of ``Lifted.effects``,
     and the random arrays it uses (dropout masks) are inputs after the captured
     arrays, each made by its ``Lifted.randoms`` function; without, such writes
-    are left out and random arrays are refused."""
+    are left out and random arrays are refused. ``randoms=False`` refuses random
+    arrays even with ``effects`` (forward mode: one mask per call cannot be kept
+    across the calls a Jacobian makes)."""
     arg_specs = tuple(arg_specs)
     lifter = Lifter(_function_name(fn), current_epoch())
     lifter.effects_allowed = effects
+    lifter.randoms_allowed = effects if randoms is None else randoms
     result = tree_map(lambda v: _items_of(lifter.b, v), _lift_callable(lifter, fn, arg_specs))
     _check_result(result, lifter.function.loc)
     outputs: list = []
@@ -91,7 +94,11 @@ def lift(fn, arg_specs, effects: bool = False) -> Lifted:
     lifter.function.body.results.extend(v for _, v in written)
     n_inputs = sum(isinstance(leaf, AType) for leaf in tree_leaves(arg_specs))
     args = lifter.function.body.args
-    args[n_inputs:] = ([lifter.parameter_value(p) for p in lifter.params]
+    for v in outputs:
+        if id(v) in lifter.stale:
+            with located(lifter.return_loc or lifter.function.loc):
+                raise stale_use(lifter.stale[id(v)][1])
+    args[n_inputs:] = ([lifter.parameter_argument(p) for p in lifter.params]
                        + lifter.captured_arg_values() + [v for v, _ in lifter.randoms])
     return Lifted(lifter.function, list(lifter.params), out_tree, n_inputs,
                   lifter.captures.freeze(), lifter.return_loc or lifter.function.loc,
@@ -140,6 +147,9 @@ def _lift_callable(lifter: Lifter, fn, specs: tuple):
     if lower is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]
         return lower(lifter.b, *values)
+    if is_cell(fn) and not has_bprop(fn):  # the owner: its reads start from it
+        lifter.captures.owner(fn)
+        note_recompute_flag(lifter.captures, fn)
     rule = rule_of(fn)
     if rule is not None:
         values = [spec_to_values(s, f"x{i}", lifter.new_arg) for i, s in enumerate(specs)]

@@ -21,7 +21,7 @@ user's call, naming the callee and what to write instead.
 """
 from __future__ import annotations
 
-from .custom import call_with_rule, rule_of
+from .custom import call_with_rule, has_bprop, note_recompute_flag, rule_of
 
 import builtins
 import inspect
@@ -142,6 +142,8 @@ class CallLifter:
     def call_cell(self, callee, args, kwargs):
         if not is_cell(callee):
             return NOT_HANDLED
+        if not has_bprop(callee):
+            note_recompute_flag(self.captures, callee)
         rule = rule_of(callee)
         if rule is not None:  # bprop replaces the derived adjoint; recompute() recomputes
             return call_with_rule(self, rule, args, kwargs)

@@ -111,6 +111,12 @@ def recomputed(cell) -> bool:
     return bool(getattr(cell, "_recompute", False))
 
 
+def note_recompute_flag(captures, cell) -> None:
+    """Record that the compiled code read ``cell``'s ``recompute()`` flag: a later
+    ``recompute()`` (or ``recompute(False)``) makes it compile again."""
+    captures.note(captures.attr(cell, "_recompute"), getattr(cell, "_recompute", False))
+
+
 def rule_of(callee):
     """The adjoint rule of ``callee``'s calls, or None for an ordinary callable."""
     from ..api.checkpoint import Checkpointed

@@ -48,6 +48,15 @@ from .objects import ObjectCallLifter
 from .values import Mark
 
 
+def stale_use(param) -> UnsupportedOperationError:
+    """The refusal of a Value of ``param`` read before the code wrote the Parameter."""
+    return UnsupportedOperationError(
+        f"a value of Parameter '{param.name}' read before the Parameter was written "
+        "(ops.assign, BatchNorm's moving statistics) is used after the write: in Python "
+        "that name would show the new value", hint=f"read the Parameter again after the "
+        "write (e.g. self.<attribute>) or keep a copy made before it (x * 1.0)")
+
+
 class LiftBuilder(Builder):
     """The builder lowerings get while lifting: it can also read Parameters."""
 
@@ -55,6 +64,10 @@ class LiftBuilder(Builder):
         super().__init__()
         self._lifter = lifter
         self._snapshots: dict = {}  # id(array) -> (array, its read-only copy)
+
+    def call(self, fn, args: list):
+        """``fn(*args)`` lifted as the compiled code calls a function (inlined)."""
+        return self._lifter.call(fn, list(args), {})
 
     def read_parameter(self, param) -> Value:
         """The Value of ``param`` in the function being lifted."""
@@ -67,7 +80,7 @@ class LiftBuilder(Builder):
     def random_input(self, type, draw, what: str) -> Value:
         """An input of the compiled code that the gradient function fills with ``draw()``
         before each call (only ``grad``/``value_and_grad``/``GradOperation`` do)."""
-        if not self._lifter.effects_allowed:
+        if not self._lifter.randoms_allowed:
             return super().random_input(type, draw, what)
         if self._lifter.depth:
             raise UnsupportedOperationError(
@@ -79,7 +92,9 @@ class LiftBuilder(Builder):
 
     def write_parameter(self, target, value) -> None:
         """Record that the call sets the Parameter read as ``target`` to ``value``: a
-        side effect, not differentiated, performed after the compiled code returns."""
+        side effect, not differentiated, performed after the compiled code returns.
+        Later reads of the Parameter in the same call give ``value`` (as in Python);
+        a use of a Value read before the write is refused (``emit``)."""
         param = self.parameter_of(target)
         if param is None:
             raise UnsupportedOperationError(
@@ -92,6 +107,15 @@ class LiftBuilder(Builder):
                 hint="update it at the top level of construct (outside loops and `if`s on data)")
         new = self.emit("stop_gradient", value, hint="updated")
         self._lifter.effects[id(param)] = (param, new)
+        self._lifter.rebind_parameter(param, new)
+
+    def emit(self, prim: str, *inputs: Value, hint: str | None = None, **params) -> Value:
+        stale = self._lifter.stale
+        if stale:
+            for v in inputs:
+                if id(v) in stale:
+                    raise stale_use(stale[id(v)][1])
+        return super().emit(prim, *inputs, hint=hint, **params)
 
     def depends_on_epoch(self) -> None:
         """The code being built depends on the Cell epoch (``requires_grad`` flags ...):
@@ -135,8 +159,11 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         self.params: list = []
         self.effects: dict = {}         # id(Parameter) -> (Parameter, its new Value)
         self.effects_allowed = False    # whether writes and random inputs are compiled
+        self.randoms_allowed = False    # whether random inputs are (lift's ``randoms``)
         self.randoms: list = []         # (input Value, draw) drawn before each call
         self._param_values: dict[int, Value] = {}
+        self._param_current: dict[int, Value] = {}  # a Parameter's Value after a write
+        self.stale: dict[int, tuple] = {}  # id(Value) -> (Value, Parameter) written since
         self.captures = Captures(epoch)  # captured state read (frontend/captured.py)
         self._captured_values: dict[int, Value] = {}
         self._own: list = []            # keeps containers alive so their ids stay unique
@@ -155,7 +182,11 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         return v
 
     def parameter_value(self, param) -> Value:
-        """The Function argument of a Parameter, created on its first read."""
+        """The Value of a Parameter now: its Function argument (created on its first
+        read), or what the code last wrote into it (``rebind_parameter``)."""
+        current = self._param_current.get(id(param))
+        if current is not None:
+            return current
         v = self._param_values.get(id(param))
         if v is None:
             from ..tensor import unwrap
@@ -165,12 +196,24 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
             self._param_values[id(param)] = v
         return v
 
+    def parameter_argument(self, param) -> Value:
+        """The Function argument holding a Parameter's value at the call."""
+        return self._param_values[id(param)]
+
     def parameter_of(self, value: Value):
-        """The Parameter whose argument ``value`` is, or None."""
+        """The Parameter whose argument or current Value ``value`` is, or None."""
         for param in self.params:
-            if self._param_values[id(param)] is value:
+            if value is self._param_values[id(param)] or value is self._param_current.get(
+                    id(param)):
                 return param
         return None
+
+    def rebind_parameter(self, param, new: Value) -> None:
+        """After a write: reads of ``param`` give ``new``, and the Value they gave
+        before is stale (a use of it is refused: Python would see the new value)."""
+        old = self.parameter_value(param)
+        self.stale[id(old)] = (old, param)
+        self._param_current[id(param)] = new
 
     def array_const(self, obj, hint: str | None = None) -> Value:
         from ..tensor import unwrap

@@ -37,3 +37,11 @@ from .basic import Dropout, Embedding  # noqa: E402
 
 __all__ += ["CellDict", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "LogSoftmax", "Identity",
             "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding", "Dropout"]
+
+from . import dynamic_lr  # noqa: E402
+from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,  # noqa: E402
+                         natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
+                         warmup_lr)
+
+__all__ += ["dynamic_lr", "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr",
+            "inverse_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]

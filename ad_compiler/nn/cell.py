@@ -65,6 +65,10 @@ class Cell:
         flags: accepted for MindSpore compatibility; unused.
     """
 
+    #: set by :meth:`recompute`; compiled code that called this Cell read it (and
+    #: checks it at each call)
+    _recompute = False
+
     def __init__(self, auto_prefix=True, flags=None):
         state = self.__dict__
         state["_params"] = OrderedDict()
@@ -281,8 +285,9 @@ class Cell:
     def recompute(self, mode: bool = True, **kwargs) -> None:
         """Recompute this Cell's forward values in the backward sweep instead of storing
         them (``ms.checkpoint`` for every call of the Cell); ``mode=False`` undoes it.
-        Call it before the first gradient of a network using the Cell is compiled."""
+        A gradient compiled before compiles again at its next call."""
         self._recompute = bool(mode)
+        bump_epoch()  # for code that reached this Cell by no recorded path
 
     # ----------------------------------------------------------- printing
     def extend_repr(self) -> str:

@@ -29,7 +29,6 @@ import math
 import numpy as np
 
 from .. import dtype as _mstype
-from ..errors import UnsupportedOperationError
 from ..ops import conv as _conv
 from ..ops import operations as ops
 from .cell import Cell
@@ -53,7 +52,8 @@ class _Conv(Cell):
     d = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                 dilation, group, has_bias, weight_init, bias_init, dtype, transposed=False):
+                 dilation, group, has_bias, weight_init, bias_init, dtype, transposed=False,
+                 nhwc=False):
         super().__init__()
         name = type(self).__name__
         self.in_channels = _channels(in_channels, f"{name} in_channels")
@@ -72,18 +72,23 @@ class _Conv(Cell):
         first, second = (in_channels, out_channels) if transposed else (out_channels,
                                                                          in_channels)
         shape = (first, second // self.group) + self.kernel_size
-        self._make_parameters(shape, weight_init, bias_init, _mstype.to_numpy_dtype(dtype))
+        if nhwc:   # MindSpore's NHWC weight: (out, *kernel, in / group)
+            shape = (first,) + self.kernel_size + (second // self.group,)
+        self._make_parameters(shape, weight_init, bias_init, _mstype.to_numpy_dtype(dtype),
+                              shape[-1] if nhwc else shape[1])
 
-    def _make_parameters(self, shape, weight_init, bias_init, np_dtype):
-        fan_in = shape[1] * math.prod(self.kernel_size)
+    def _make_parameters(self, shape, weight_init, bias_init, np_dtype, per_group):
+        fan_in = per_group * math.prod(self.kernel_size)
         fan_out = shape[0] * math.prod(self.kernel_size)
         bound = 1.0 / math.sqrt(fan_in)
-        self.weight = Parameter(_initial(weight_init, shape, np_dtype, fan_in, fan_out, bound),
-                                name="weight")
+        who = type(self).__name__
+        self.weight = Parameter(_initial(weight_init, shape, np_dtype, fan_in, fan_out, bound,
+                                         f"For '{who}', weight_init"), name="weight")
         self.bias = None
         if self.has_bias:
             self.bias = Parameter(_initial(bias_init, (self.out_channels,), np_dtype, fan_in,
-                                           fan_out, bound), name="bias")
+                                           fan_out, bound, f"For '{who}', bias_init"),
+                                  name="bias")
 
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -92,16 +97,18 @@ class _Conv(Cell):
                 f"group={self.group}, has_bias={self.has_bias}")
 
 
-def _initial(init, shape, np_dtype, fan_in, fan_out, bound):
+def _initial(init, shape, np_dtype, fan_in, fan_out, bound, what):
     if init is None:
         return np.random.uniform(-bound, bound, shape).astype(np_dtype)
-    return _initial_value(init, shape, np_dtype, fan_in, fan_out)
+    return _initial_value(init, shape, np_dtype, fan_in, fan_out, what)
 
 
-def _data_format(data_format, name):
-    if data_format != "NCHW":
-        raise UnsupportedOperationError(f"{name}(data_format={data_format!r}) is not supported",
-                                        hint="use data_format='NCHW' and transpose the input")
+def check_data_format(data_format, name: str) -> bool:
+    """Whether ``data_format`` is ``'NHWC'`` (ValueError unless it is that or ``'NCHW'``)."""
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"For '{name}', data_format must be 'NCHW' or 'NHWC', got "
+                         f"{data_format!r}")
+    return data_format == "NHWC"
 
 
 class Conv2d(_Conv):
@@ -114,18 +121,26 @@ class Conv2d(_Conv):
             at the bottom/right), ``'valid'`` (none) or ``'pad'`` (``padding``).
         padding: with ``'pad'``: an int, or ``(top, bottom, left, right)``.
         group: channel groups. has_bias: add ``bias`` (default False).
-        weight_init, bias_init: see the module docstring. data_format: ``'NCHW'`` only.
+        weight_init, bias_init: see the module docstring.
+        data_format: ``'NCHW'`` or ``'NHWC'`` (input ``(N, H, W, C_in)``, output
+            ``(N, H_out, W_out, C_out)``, weight ``(out, kh, kw, in / group)``, as MindSpore).
     """
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
                  padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
                  bias_init=None, data_format="NCHW", dtype=_mstype.float32):
-        _data_format(data_format, "Conv2d")
+        nhwc = check_data_format(data_format, "Conv2d")
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                         dilation, group, has_bias, weight_init, bias_init, dtype)
-        self.data_format = data_format
+                         dilation, group, has_bias, weight_init, bias_init, dtype, nhwc=nhwc)
+        self.data_format, self.nhwc = data_format, nhwc
 
     def construct(self, x):
+        if self.nhwc:
+            out = ops.conv2d(np.transpose(x, (0, 3, 1, 2)),
+                             np.transpose(self.weight, (0, 3, 1, 2)), self.bias, self.stride,
+                             self.pad_mode, self.padding_pairs[0] + self.padding_pairs[1],
+                             self.dilation, self.group)
+            return np.transpose(out, (0, 2, 3, 1))
         return ops.conv2d(x, self.weight, self.bias, self.stride, self.pad_mode,
                           self.padding_pairs[0] + self.padding_pairs[1], self.dilation,
                           self.group)

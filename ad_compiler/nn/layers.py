@@ -33,6 +33,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import dtype as _mstype
+from ..ad.rules import register_lowering
 from ..common.initializer import initial_array
 from .cell import Cell, bump_epoch
 from .parameter import Parameter
@@ -98,10 +99,11 @@ def get_activation(name: str) -> Cell:
 
 
 # ------------------------------------------------------------------ initial values
-def _initial_value(init, shape: tuple, np_dtype, fan_in: int = 0, fan_out: int = 0) -> np.ndarray:
+def _initial_value(init, shape: tuple, np_dtype, fan_in: int = 0, fan_out: int = 0,
+                   what: str = "For 'initializer', init") -> np.ndarray:
     """An array of ``shape`` from an Initializer, a name, a number, an array or a Tensor
-    (fans come from the shape, see ``common.initializer``)."""
-    return initial_array(init, shape, np_dtype)
+    (fans come from the shape, see ``common.initializer``); ``what`` names the argument."""
+    return initial_array(init, shape, np_dtype, what)
 
 
 # ------------------------------------------------------------------ Dense
@@ -131,13 +133,15 @@ class Dense(Cell):
         bound = 1.0 / math.sqrt(in_channels)
         shape = (out_channels, in_channels)
         weight = (np.random.uniform(-bound, bound, shape).astype(np_dtype) if weight_init is None
-                  else _initial_value(weight_init, shape, np_dtype, in_channels, out_channels))
+                  else _initial_value(weight_init, shape, np_dtype, in_channels, out_channels,
+                                      "For 'Dense', weight_init (out_channels, in_channels)"))
         self.weight = Parameter(weight, name="weight")
         self.bias = None
         if self.has_bias:
             bias = (np.random.uniform(-bound, bound, out_channels).astype(np_dtype)
                     if bias_init is None
-                    else _initial_value(bias_init, (out_channels,), np_dtype, in_channels, out_channels))
+                    else _initial_value(bias_init, (out_channels,), np_dtype, in_channels,
+                                        out_channels, "For 'Dense', bias_init (out_channels,)"))
             self.bias = Parameter(bias, name="bias")
         self.activation = get_activation(activation) if isinstance(activation, str) else activation
         if self.activation is not None and not callable(self.activation):
@@ -146,6 +150,7 @@ class Dense(Cell):
         self.activation_flag = self.activation is not None
 
     def construct(self, x):
+        x = check_dense_input(x, self.in_channels)
         out = x @ self.weight.T
         if self.has_bias:
             out = out + self.bias
@@ -166,6 +171,32 @@ def _positive_int(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"Dense {what} must be a positive int, got {value!r}")
     return int(value)
+
+
+def _check_dense_shape(shape: tuple, in_channels: int) -> None:
+    """ValueError (MindSpore's MatMul shape check) unless the last axis is ``in_channels``.
+
+    A 1-D input is accepted (MindSpore's Dense wants rank >= 2): one example, as
+    ``ms.vmap`` over per-example gradients passes it."""
+    if not shape or shape[-1] != in_channels:
+        raise ValueError(f"For 'Dense', the last axis of the input must be in_channels = "
+                         f"{in_channels}, got an input of shape {tuple(shape)}")
+
+
+def check_dense_input(x, in_channels: int):
+    """``x`` itself, after checking its shape as :class:`Dense` needs it (see above); in
+    compiled code the check runs at compile time, on the inferred shape."""
+    _check_dense_shape(np.shape(getattr(x, "_data", x)), in_channels)
+    return x
+
+
+def _lower_check_dense_input(b, x, in_channels):
+    v = b.const(x)
+    _check_dense_shape(tuple(b.type_of(v).shape), in_channels)
+    return v
+
+
+register_lowering(check_dense_input, _lower_check_dense_input)
 
 
 # ------------------------------------------------------------------ containers

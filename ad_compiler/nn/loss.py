@@ -225,7 +225,9 @@ def _nll(log_probs, labels, weight, ignore_index, reduction, label_smoothing):
     ``l_n = -w[y_n] * log_probs[n, y_n]`` (0 where ``y_n == ignore_index``); 'mean'
     divides the sum by the summed weights of the kept targets. With label smoothing
     ``eps``: ``(1 - eps) * nll + eps / C * smooth``, where ``smooth_n`` is
-    ``-sum_c w_c * log_probs[n, c]`` and 'mean' averages it over the samples.
+    ``-sum_c log_probs[n, c]`` (no class weights: MindSpore's ``_nll_loss`` weights
+    only the target term), 0 where ``y_n == ignore_index``, and 'mean' averages it
+    over all the samples, ignored ones included.
     """
     axis = _class_axis(log_probs)
     hot = stop_gradient(_one_hot(labels, log_probs))
@@ -239,7 +241,7 @@ def _nll(log_probs, labels, weight, ignore_index, reduction, label_smoothing):
         nll = np.sum(nll)
     if label_smoothing == 0.0:
         return nll
-    smooth = reduce_loss(-np.sum(w * log_probs, axis=axis) * keep, reduction)
+    smooth = reduce_loss(-np.sum(log_probs, axis=axis) * keep, reduction)
     return (1.0 - label_smoothing) * nll + label_smoothing / log_probs.shape[axis] * smooth
 
 
@@ -328,7 +330,12 @@ def _optional_tensor(value):
 
 
 class BCELoss(LossBase):
-    """Binary cross entropy of probabilities: ``-w * (y log x + (1 - y) log(1 - x))``.
+    """Binary cross entropy of probabilities:
+    ``-w * (y log(x + 1e-12) + (1 - y) log(1 - x + 1e-12))``.
+
+    The ``1e-12`` inside the logarithms is MindSpore's (its BinaryCrossEntropy
+    kernels add it, they do not clamp): ``x`` at 0 or 1 gives a finite loss, about
+    ``27.6 * w`` per element.
 
     Args:
         weight: None or a Tensor broadcasting to the inputs' shape.
@@ -340,7 +347,8 @@ class BCELoss(LossBase):
         self.weight = _optional_tensor(weight)
 
     def construct(self, logits, labels):
-        loss = -(labels * np.log(logits) + (1.0 - labels) * np.log(1.0 - logits))
+        eps = 1e-12
+        loss = -(labels * np.log(logits + eps) + (1.0 - labels) * np.log(1.0 - logits + eps))
         if self.weight is not None:
             loss = loss * self.weight
         return reduce_loss(loss, self.reduction)

@@ -13,10 +13,14 @@ Invariants:
 - Weight decay adds ``weight_decay * p`` to the gradient before the update
   (AdamWeightDecay adds it to the update instead, as MindSpore does). Without
   groups it skips every Parameter whose name contains ``gamma`` or ``beta``;
-  a group's ``weight_decay`` applies to all of its Parameters.
-- Groups: a list of dicts ``{'params': [...], 'lr': ..., 'weight_decay': ...}``
-  plus optionally ``{'order_params': [...]}``, which fixes the order of
-  ``optimizer.parameters`` (and so of ``grads``).
+  a group's ``weight_decay`` applies to all of its Parameters. A Cell as
+  ``weight_decay`` is MindSpore's dynamic decay: ``weight_decay(step)``.
+- Groups: a list of dicts ``{'params': [...], 'lr': ..., 'weight_decay': ...,
+  'grad_centralization': bool}`` plus optionally ``{'order_params': [...]}``, which
+  fixes the order of ``optimizer.parameters`` (and so of ``grads``). Gradient
+  centralization (conv Parameters only) subtracts from a gradient of rank >= 2
+  whose axis 1 is a multiple of 16 its mean over the axes after the first, after
+  the weight decay, as MindSpore's ``Centralization``.
 - ``loss_scale`` divides the gradients first.
 """
 from __future__ import annotations
@@ -97,12 +101,15 @@ class Optimizer(Cell):
     def construct(self, gradients):
         grads = _check_gradients(gradients, self.parameters, type(self).__name__)
         step = self.global_step
-        for param, grad, (lr, wd), state in zip(self.parameters, grads, self._settings,
-                                                self._state):
+        for param, grad, (lr, decay, centralize), state in zip(self.parameters, grads,
+                                                                self._settings, self._state):
             g = grad if self.loss_scale == 1.0 else grad / self.loss_scale
-            rate = lr.at(step)
+            rate, wd = lr.at(step), _decay_at(decay, step)
             p = unwrap(param)
-            new = self._step(p, self._decayed(p, g, wd), rate, state, wd)
+            g = self._decayed(p, g, wd)
+            if centralize and g.ndim >= 2 and g.shape[1] % 16 == 0:
+                g = g - g.mean(axis=tuple(range(1, g.ndim)), keepdims=True)
+            new = self._step(p, g, rate, state, wd)
             param._data = new.astype(p.dtype, copy=False)
         self.__dict__["global_step"] = step + 1
         return True
@@ -119,7 +126,7 @@ class Optimizer(Cell):
 
     def get_lr_parameter(self, param):
         """The learning rate of the next step for ``param`` (a Parameter)."""
-        for p, (lr, _) in zip(self.parameters, self._settings):
+        for p, (lr, _, _) in zip(self.parameters, self._settings):
             if p is param:
                 return wrap(np.float32(lr.at(self.global_step)))
         raise ValueError(f"{param!r} is not optimized by this {type(self).__name__}")
@@ -145,10 +152,18 @@ def _nonnegative(value, who: str, what: str) -> float:
     return float(value)
 
 
-def _in_unit(value, who: str, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(f"For '{who}', {what} must be in [0, 1), got {value!r}")
+def _in_open_unit(value, who: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"For '{who}', {what} must be a float, got {type(value).__name__}")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"For '{who}', {what} must be in (0, 1), got {value!r}")
     return float(value)
+
+
+def _check_bool(value, who: str, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"For '{who}', {what} must be a bool, got {type(value).__name__}")
+    return value
 
 
 def _check_parameter_list(params, who: str) -> list:
@@ -162,15 +177,40 @@ def _check_parameter_list(params, who: str) -> list:
     return params
 
 
+def _weight_decay(value, who: str):
+    """A float >= 0, or a Cell mapping the step to the decay (MindSpore's dynamic decay)."""
+    if isinstance(value, Cell):
+        return value
+    return _nonnegative(value, who, "weight_decay")
+
+
+def _decay_at(decay, step: int) -> float:
+    return float(np.asarray(unwrap(decay(step)))) if isinstance(decay, Cell) else decay
+
+
+def _centralization(group, who: str, params) -> bool:
+    """A group's ``grad_centralization`` flag: a bool, for Parameters of conv layers only."""
+    flag = group.get("grad_centralization", False)
+    if not isinstance(flag, bool):
+        raise TypeError(f"For '{who}', grad_centralization must be a bool, got "
+                        f"{type(flag).__name__}")
+    bad = [p.name for p in params if flag and "conv" not in p.name]
+    if bad:
+        raise ValueError(f"For '{who}', grad centralization applies to convolution layers "
+                         f"only (Parameters named '...conv...'), got {bad}")
+    return flag
+
+
 def _groups(parameters, learning_rate, weight_decay, who):
-    """``(parameters in order, [(learning rate, weight decay) per parameter])``."""
-    wd = _nonnegative(weight_decay, who, "weight_decay")
+    """``(parameters in order, [(learning rate, weight decay, grad centralization) per
+    parameter])``."""
+    wd = _weight_decay(weight_decay, who)
     entries = list(parameters) if not isinstance(parameters, Parameter) else [parameters]
     if not entries or not isinstance(entries[0], dict):
         params = _check_parameter_list(entries, who)
         lr = _LearningRate(learning_rate, who)
         # MindSpore's default decay filter: no decay for normalisation scales and shifts
-        return params, [(lr, 0.0 if "gamma" in p.name or "beta" in p.name else wd)
+        return params, [(lr, 0.0 if "gamma" in p.name or "beta" in p.name else wd, False)
                         for p in params]
     params, settings, order = [], {}, None
     for group in entries:
@@ -178,12 +218,14 @@ def _groups(parameters, learning_rate, weight_decay, who):
             order = _check_parameter_list(group["order_params"], who)
             continue
         group_lr = _LearningRate(group.get("lr", learning_rate), who)
-        group_wd = _nonnegative(group.get("weight_decay", weight_decay), who, "weight_decay")
-        for p in _check_parameter_list(group["params"], who):
+        group_wd = _weight_decay(group.get("weight_decay", weight_decay), who)
+        members = _check_parameter_list(group["params"], who)
+        centralize = _centralization(group, who, members)
+        for p in members:
             if id(p) in settings:
                 raise RuntimeError(f"For '{who}', the Parameter '{p.name}' is in two groups")
             params.append(p)
-            settings[id(p)] = (group_lr, group_wd)
+            settings[id(p)] = (group_lr, group_wd, centralize)
     if order is not None:
         missing = [p.name for p in order if id(p) not in settings]
         if missing:
@@ -295,26 +337,54 @@ class Adam(_AdamBase):
     """Adam: ``p -= lr * sqrt(1 - beta2**t) / (1 - beta1**t) * m / (sqrt(v) + eps)``.
 
     ``t`` counts from 1; ``eps`` is not bias-corrected. With ``use_nesterov`` the
-    numerator is ``beta1 * m + (1 - beta1) * g``.
+    numerator is ``beta1 * m + (1 - beta1) * g``. With ``use_amsgrad`` (MindSpore's
+    ``ApplyAdamWithAmsgrad``; ``use_nesterov`` is then not used) the denominator is
+    ``sqrt(vhat) + eps``, ``vhat = max(vhat, v)`` (state ``vhat``, starting at 0).
     """
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
                  use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0,
-                 use_amsgrad=False):
-        self.beta1 = _in_unit(beta1, "Adam", "beta1")
-        self.beta2 = _in_unit(beta2, "Adam", "beta2")
+                 use_amsgrad=False, **kwargs):
+        self.beta1 = _in_open_unit(beta1, "Adam", "beta1")
+        self.beta2 = _in_open_unit(beta2, "Adam", "beta2")
         self.eps = _positive_float(eps, "Adam", "eps")
-        self.use_nesterov = bool(use_nesterov)
-        if use_amsgrad:
-            raise ValueError("For 'Adam', use_amsgrad=True is not supported")
+        for what, flag in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
+                           ("use_amsgrad", use_amsgrad), ("use_lazy", kwargs.get("use_lazy", False)),
+                           ("use_offload", kwargs.get("use_offload", False))):
+            _check_bool(flag, "Adam", what)
+        unknown = sorted(set(kwargs) - {"use_lazy", "use_offload"})
+        if unknown:
+            raise TypeError(f"For 'Adam', unexpected keyword arguments {unknown}; the extra "
+                            f"ones are use_lazy and use_offload")
+        if kwargs.get("use_lazy") and kwargs.get("use_offload"):
+            raise ValueError("For 'Adam', 'use_lazy' and 'use_offload' can not both be True")
+        if use_amsgrad and (kwargs.get("use_lazy") or kwargs.get("use_offload")):
+            raise ValueError("For 'Adam', 'use_amsgrad' can not be combined with 'use_lazy' "
+                             "or 'use_offload'")
+        self.use_nesterov, self.use_amsgrad = use_nesterov, use_amsgrad
+        self.use_lazy = kwargs.get("use_lazy", False)  # dense gradients: the same update
+        self.use_offload = kwargs.get("use_offload", False)
         super().__init__(learning_rate, params, weight_decay, loss_scale)
+
+    def _initial_slots(self):
+        return self._slots + ((("vhat", 0.0),) if self.use_amsgrad else ())
 
     def _step(self, p, g, lr, state, wd):
         m, v = self._moments(g, state)
         t = self.global_step + 1
         lr_t = lr * np.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        if self.use_amsgrad:
+            vhat = state["vhat"]
+            np.maximum(vhat, v, out=vhat)
+            return p - lr_t * m / (np.sqrt(vhat) + self.eps)
         num = self.beta1 * m + (1.0 - self.beta1) * g if self.use_nesterov else m
         return p - lr_t * num / (np.sqrt(v) + self.eps)
+
+    @property
+    def vhat(self) -> ParameterTuple:
+        if not self.use_amsgrad:
+            raise AttributeError("'Adam' has 'vhat' only with use_amsgrad=True")
+        return self._state_tuple("vhat", "vhat")
 
 
 class AdamWeightDecay(_AdamBase):
@@ -322,8 +392,8 @@ class AdamWeightDecay(_AdamBase):
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6,
                  weight_decay=0.0):
-        self.beta1 = _in_unit(beta1, "AdamWeightDecay", "beta1")
-        self.beta2 = _in_unit(beta2, "AdamWeightDecay", "beta2")
+        self.beta1 = _in_open_unit(beta1, "AdamWeightDecay", "beta1")
+        self.beta2 = _in_open_unit(beta2, "AdamWeightDecay", "beta2")
         self.eps = _positive_float(eps, "AdamWeightDecay", "eps")
         super().__init__(learning_rate, params, weight_decay)
 

@@ -224,6 +224,18 @@ primitive(
 )
 
 
+
+def _argmax_infer(x: AType, **p) -> AType:
+    return AType(_pool_infer(x, **p).shape, np.dtype(np.int64), False)
+
+
+primitive(
+    "max_pool_argmax", emit="max_pool_argmax({0}, " + _POOL, impl=_k.max_pool_argmax,
+    globals={"max_pool_argmax": _k.max_pool_argmax}, family=F, infer=_argmax_infer,
+    nondiff=True, examples=[ex(x, **p) for x, p in _POOL_EXAMPLES],
+)
+
+
 # -- static arguments --------------------------------------------------------------------------
 
 def ints(value, d: int, what: str, minimum: int = 1) -> tuple:
@@ -362,9 +374,24 @@ def conv_transpose2d(b, input, weight, bias=None, stride=1, padding=0, output_pa
                                 groups, dilation)
 
 
+def ceil_padding(size, kernel, stride, dilation, pads) -> tuple:
+    """``pads`` with the extra pixels at the end that ``ceil_mode`` needs: the output has
+    ``ceil((n + lo + hi - extent) / stride) + 1`` windows per axis, less one when the
+    last would start in the end padding (as PyTorch and MindSpore's pooling kernels)."""
+    out = []
+    for n, e, s, (lo, hi) in zip(size, _k.extent(kernel, dilation), stride, pads):
+        count = -(-(n + lo + hi - e) // s) + 1
+        if (count - 1) * s >= n + lo:
+            count -= 1
+        out.append((lo, hi + max(0, (count - 1) * s + e - (n + lo + hi))))
+    return tuple(out)
+
+
 def lower_max_pool(b, x, kernel_size, stride=None, padding=0, dilation=1, *, pad_mode="pad",
-                   d=2, what="ops.max_pool2d"):
-    """Max pooling of each channel; padding never wins (it is ``-inf``)."""
+                   ceil_mode=False, return_indices=False, d=2, what="ops.max_pool2d"):
+    """Max pooling of each channel; padding never wins (it is ``-inf``). With
+    ``return_indices``, also the int64 flat index in each ``(H, W)`` plane of the input
+    of each window's maximum (no derivative)."""
     x, t = _array(b, x, d, what)
     kernel = ints(kernel_size, d, f"{what} kernel_size")
     stride = kernel if stride is None else ints(stride, d, f"{what} stride")
@@ -372,30 +399,36 @@ def lower_max_pool(b, x, kernel_size, stride=None, padding=0, dilation=1, *, pad
     pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, dilation, what)
     if any(max(p) > k // 2 for p, k in zip(pads, kernel)) and pad_mode == "pad":
         raise ValueError(f"{what}: padding {padding} must be at most half the kernel {kernel}")
+    if ceil_mode:
+        pads = ceil_padding(t.shape[2:], kernel, stride, dilation, pads)
     _result_size(t.shape[2:], kernel, stride, dilation, pads, what)
-    return b.max_pool(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads)
+    params = dict(kernel=kernel, stride=stride, dilation=dilation, padding=pads)
+    out = b.max_pool(x, **params)
+    if return_indices:
+        return out, b.max_pool_argmax(x, hint="argmax", **params)
+    return out
 
 
 def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                ceil_mode=False):
     """``ops.max_pool2d``: the maximum of each window (the gradient goes to the first maximum
-    of a window, in row-major order)."""
-    if return_indices or ceil_mode:
-        raise UnsupportedOperationError("ops.max_pool2d with return_indices=True or "
-                                        "ceil_mode=True is not supported",
-                                        hint="pad the input so the windows fit instead")
-    return lower_max_pool(b, x, kernel_size, stride, padding, dilation)
+    of a window, in row-major order); ``(output, argmax)`` with ``return_indices``."""
+    return lower_max_pool(b, x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
+                          return_indices=return_indices)
 
 
 def lower_avg_pool(b, x, kernel_size=1, stride=1, pad_mode="valid", padding=0, *, d=2,
-                   count_include_pad=True, divisor_override=None, what="ops.avg_pool2d"):
+                   ceil_mode=False, count_include_pad=True, divisor_override=None,
+                   what="ops.avg_pool2d"):
     """Average pooling: a convolution of each channel with a kernel of ones, divided by the
-    window's count (real pixels only under ``'same'``, as MindSpore)."""
+    window's count (real pixels only under ``'same'``, as MindSpore). ``count_include_pad``
+    counts the padding, not the extra pixels ``ceil_mode`` adds at the end."""
     x, t = _array(b, x, d, what)
     kernel = ints(kernel_size, d, f"{what} kernel_size")
     stride = ints(stride, d, f"{what} stride")
     ones = (1,) * d
-    pads = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, ones, what)
+    given = resolve_padding(pad_mode, padding, t.shape[2:], kernel, stride, ones, what)
+    pads = ceil_padding(t.shape[2:], kernel, stride, ones, given) if ceil_mode else given
     _result_size(t.shape[2:], kernel, stride, ones, pads, what)
     dtype = _float_dtype(t)
     params = dict(stride=stride, dilation=ones, padding=pads, groups=1)
@@ -406,21 +439,25 @@ def lower_avg_pool(b, x, kernel_size=1, stride=1, pad_mode="valid", padding=0, *
     sums = reshape_to(b, sums, out_shape)
     if divisor_override:
         return b.div(sums, b.const(float(divisor_override)))
-    if count_include_pad and pad_mode.lower() != "same":
+    if count_include_pad and pad_mode.lower() != "same" and pads == given:
         return b.div(sums, b.const(float(math.prod(kernel))))
-    counts = _k.conv(np.ones((1, 1) + t.shape[2:], dtype), np.ones((1, 1) + kernel, dtype),
-                     **params)[0, 0]
+    if count_include_pad and pad_mode.lower() != "same":   # the padding counts, the extra not
+        size = tuple(n + lo + hi for n, (lo, hi) in zip(t.shape[2:], given))
+        extra = tuple((0, hi - g) for (_, hi), (_, g) in zip(pads, given))
+        counts = _k.conv(np.ones((1, 1) + size, dtype), np.ones((1, 1) + kernel, dtype),
+                         stride=stride, dilation=ones, padding=extra, groups=1)[0, 0]
+    else:
+        counts = _k.conv(np.ones((1, 1) + t.shape[2:], dtype), np.ones((1, 1) + kernel, dtype),
+                         **params)[0, 0]
     return b.div(sums, b.const(counts, hint="counts"))
 
 
 def avg_pool2d(b, input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """``ops.avg_pool2d``: the mean of each window (zero padding counted unless
-    ``count_include_pad=False``)."""
-    if ceil_mode:
-        raise UnsupportedOperationError("ops.avg_pool2d(ceil_mode=True) is not supported",
-                                        hint="pad the input so the windows fit instead")
-    return lower_avg_pool(b, input_x, kernel_size, stride, "pad", padding,
+    ``count_include_pad=False``; ``ceil_mode`` windows past the end count real pixels and
+    padding only)."""
+    return lower_avg_pool(b, input_x, kernel_size, stride, "pad", padding, ceil_mode=ceil_mode,
                           count_include_pad=count_include_pad,
                           divisor_override=divisor_override)
 

@@ -100,8 +100,11 @@ def full(size, fill_value, *, dtype=None) -> Tensor:
 def assign(variable, value):
     """``ops.assign(variable, value)``: write ``value`` into the Parameter ``variable``.
 
-    Runs eagerly (between training steps); returns the Parameter. Raises TypeError
-    when ``variable`` is not a Parameter, ValueError for a different shape.
+    Returns the Parameter. Raises TypeError when ``variable`` is not a Parameter,
+    ValueError for a different shape. In compiled code (a Cell's ``construct``
+    differentiated by ``grad`` ...) the write is a side effect performed after the
+    compiled call, not differentiated (``value`` is behind ``stop_gradient``); later
+    reads of the Parameter in the same call see ``value``.
     """
     from ..nn.parameter import Parameter
     if not isinstance(variable, Parameter):
@@ -112,15 +115,31 @@ def assign(variable, value):
     return variable.set_data(value)
 
 
-def _refuse_assign(b, variable, value):
-    raise UnsupportedOperationError(
-        "ops.assign writes a Parameter: compiled (differentiated) code cannot do that",
-        hint="return the new value and write it outside, e.g. with ops.assign or "
-             "param.set_data, or let an optimizer update the Parameters")
+def _lower_assign(b, variable, value):
+    target = b.const(variable)
+    if b.parameter_of(target) is None:
+        raise TypeError("ops.assign: 'variable' must be a Parameter (an attribute of a Cell, "
+                        "e.g. self.weight)")
+    want = b.type_of(target)
+    v = b.const(value)
+    have = b.type_of(v)
+    if have.ndim and tuple(have.shape) != tuple(want.shape):
+        raise ValueError(f"ops.assign: the value has shape {tuple(have.shape)}, the Parameter "
+                         f"{tuple(want.shape)}")
+    if not have.weak:   # as eagerly: set_data refuses a conversion that loses precision
+        param = b.parameter_of(target)
+        param._check_dtype(have.dtype)
+    if have.dtype != want.dtype or have.weak:
+        v = b.emit("cast", v, dtype=want.dtype)
+    if not have.ndim and want.ndim:
+        v = b.emit("broadcast_to", v, shape=tuple(want.shape))
+    b.write_parameter(target, v)
+    return b.read_parameter(b.parameter_of(target))
 
 
-_refuse_assign.refused = True  # a located refusal, not listed as supported (catalog.py)
-register_lowering(assign, _refuse_assign)
+# (primitives, note) for docs/primitives.md: a sample array is not a Parameter
+_lower_assign.catalog_entry = (("stop_gradient",), "writes a Parameter after the call")
+register_lowering(assign, _lower_assign)
 
 
 register_lowering(shape, lambda b, input_x: tuple(b.type_of(b.const(input_x)).shape))
@@ -158,8 +177,16 @@ class ZerosLike(Primitive):
         return find_lowering(zeros_like)(b, x)
 
 
-class Assign:
-    """``Assign()(variable, value)``: as :func:`assign`, eagerly only."""
+class Assign(Primitive):
+    """``Assign()(variable, value)``: as :func:`assign`, eagerly and in compiled code."""
+
+    def __init__(self, use_locking=True):
+        self.use_locking = use_locking  # MindSpore's argument; no effect here
 
     def __call__(self, variable, value):
         return assign(variable, value)
+
+    def __ad_lower__(self, b, variable, value):
+        return _lower_assign(b, variable, value)
+
+    __ad_lower__.catalog_entry = _lower_assign.catalog_entry

@@ -147,6 +147,18 @@ def _argmax_positions(x, kernel, stride, dilation, padding):
     return flat.reshape(x.shape[:2] + (-1,)), full
 
 
+def max_pool_argmax(x, kernel, stride, dilation, padding):
+    """The pooled shape: the flat index, in each ``(H, W)`` plane of ``x`` itself (not
+    padded), of each window's first maximum, as int64 (MindSpore's ``return_indices``)."""
+    win, d = _pool_windows(x, kernel, stride, dilation, padding)
+    taps = np.unravel_index(win.argmax(axis=-1), kernel)
+    out = win.shape[2:2 + d]
+    grids = np.meshgrid(*(np.arange(n) for n in out), indexing="ij")
+    coords = tuple(g * s + t * dl - lo for g, s, t, dl, (lo, _)
+                   in zip(grids, stride, taps, dilation, padding))
+    return np.ravel_multi_index(coords, x.shape[2:]).astype(np.int64)
+
+
 def max_pool_scatter(x, g, kernel, stride, dilation, padding):
     """``x``'s shape: each ``g`` value added at its window's maximum."""
     flat, full = _argmax_positions(x, kernel, stride, dilation, padding)

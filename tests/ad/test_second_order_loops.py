@@ -329,18 +329,8 @@ def test_a_reversed_loop_stacks_iteration_i_at_item_i():
 CORPUS = checkable_cases()
 
 
-#: corpus functions whose second-order reverse check still refuses, and why
-STILL_REFUSED = {
-    "ct_tuple_output": "a Python int among the outputs: vjp's cotangent has a leaf for it",
-}
-
-
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
 def test_the_corpus_goes_reverse_over_reverse(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if case.name in STILL_REFUSED:
-            with pytest.raises(Exception):
-                ms.check_grad(case.function, to_float64(case.make()), order=2, modes=("rev",))
-            return
         ms.check_grad(case.function, to_float64(case.make()), order=2, modes=("rev",))

@@ -62,8 +62,8 @@ NOT_GENERATED = {
 }
 
 
-#: Recipes drawn five times less often: the compiler refuses them (a located error)
-#: inside a compiled function, so frequent use would only make refusals.
+#: Recipes drawn five times less often: inside a compiled function each inlines one
+#: product per element (a Jacobian) or a whole gradient, so they make programs slow.
 RARE = {f"ad_compiler.api.transforms.{n}" for n in ("vjp", "jvp", "jacrev", "jacfwd")}
 
 

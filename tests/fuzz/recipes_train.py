@@ -20,4 +20,4 @@ RECIPES = {
     "ad_compiler.ops.operations.argmax": _fmt("{x} * ops.argmax({x}, -1, True)"),
 }
 
-NOT_GENERATED["ad_compiler.ops.creation.assign"] = "writes a Parameter; compiled code refuses it"
+NOT_GENERATED["ad_compiler.ops.creation.assign"] = "writes a Parameter (tests/nn/test_effects.py)"

@@ -77,6 +77,7 @@ def ref_conv_transpose(y, w, stride, pads, out_size):
 
 
 def numeric_grad(f, x, eps=1e-6):
+    """Central differences w.r.t. a Parameter's data (``ms.check_grad`` checks arguments)."""
     g = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
         old = x[idx]
@@ -126,15 +127,11 @@ def test_conv2d_values_match_loops(xs, ws, kw):
 
 
 def _check_grads(f, *args):
-    """``ms.value_and_grad`` of ``f`` in every argument against central differences."""
-    value, grads = ms.value_and_grad(f, grad_position=tuple(range(len(args))))(*args)
+    """``ms.value_and_grad``'s value of ``f`` is Python's; its derivatives in every
+    argument agree with central differences (``ms.check_grad``, both modes)."""
+    value, _ = ms.value_and_grad(f, grad_position=tuple(range(len(args))))(*args)
     assert np.isclose(value, f(*args))
-    grads = grads if len(args) > 1 else (grads,)
-    for k, (arg, g) in enumerate(zip(args, grads)):
-        def partial(a, k=k):
-            return f(*args[:k], a, *args[k + 1:])
-        np.testing.assert_allclose(g, numeric_grad(partial, arg.copy()), rtol=1e-6,
-                                   atol=1e-8, err_msg=f"gradient of argument {k}")
+    ms.check_grad(f, args, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("xs,ws,kw", CONV_CASES)
@@ -398,6 +395,4 @@ def test_second_derivative_through_conv_and_pool():
         return np.sum(df(x) * v)
 
     x = RNG.standard_normal((1, 1, 5, 4))
-    second = ms.grad(directional)(x)
-    np.testing.assert_allclose(second, numeric_grad(lambda a: float(directional(a)), x.copy()),
-                               rtol=1e-5, atol=1e-7)
+    ms.check_grad(directional, (x,), rtol=1e-5, atol=1e-7)

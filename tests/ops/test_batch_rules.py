@@ -37,7 +37,8 @@ NO_RULE = {
     **{name: "list cotangents (second order through loops): not batched yet, vmap refuses them"
        for name in ("list_zeros", "list_add_at", "list_add")},
     **{name: "convolution and pooling (ops/conv.py): not batched yet, vmap refuses them"
-       for name in ("conv", "conv_filter", "conv_transpose", "max_pool", "max_pool_gather",
+       for name in ("conv", "conv_filter", "conv_transpose", "max_pool", "max_pool_argmax",
+                    "max_pool_gather",
                     "max_pool_scatter")},
 }
 #: examples for the primitives whose declarations have none with arrays
