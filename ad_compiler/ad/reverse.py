@@ -146,7 +146,18 @@ def _backprop(b, op, cts, active) -> None:
             if ct is None or id(inp) not in active:
                 continue
             _name_cotangent(ct, inp)
-            accumulate(b, cts, inp, ct)
+            accumulate(b, cts, inp, real_part(b, ct, inp))
+
+
+def real_part(b, ct: Value, primal: Value) -> Value:
+    """The cotangent of a real ``primal`` that met complex values is the real part of
+    ``ct`` (JAX's convention, ops/complex_numbers.py); else ``ct`` itself."""
+    ct_type, primal_type = b.type_of(ct), b.type_of(primal)
+    if getattr(ct_type, "dtype", None) is None or getattr(primal_type, "dtype", None) is None:
+        return ct  # lists
+    if ct_type.dtype.kind == "c" and primal_type.dtype.kind != "c":
+        return b.emit("real", ct, hint=ct.hint)
+    return ct
 
 
 def _name_cotangent(ct: Value, primal: Value) -> None:

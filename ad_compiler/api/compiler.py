@@ -108,20 +108,40 @@ def _leaf_indices(tree):
             yield from _leaf_indices(t)
 
 
-def check_real(lifted, fn) -> None:
-    """What the compiler differentiates is real numbers: a complex value computed in the
-    function (or a complex Parameter it returns) is a :class:`GradTypeError` at its line."""
+def check_complex(lifted, fn, seeds=None) -> None:
+    """Complex values follow JAX's convention (ops/complex_numbers.py) through the
+    primitives whose rules hold for them (``COMPLEX``); any other op that meets a
+    complex value is a :class:`GradTypeError` at its line. An output ``seeds`` seeds
+    with ones (``grad`` without a sensitivity) must be real, as in JAX."""
     for op in lifted.function.body.walk():
-        for r in op.results:
-            if _is_complex(r):
-                what = "a complex constant" if op.prim == "const" else \
-                    f"{op.prim} of complex values ({r.type})"
-                raise GradTypeError(
-                    f"{what} is used here; complex values are not differentiated", op.loc,
-                    hint=_SPLIT)
-    if any(_is_complex(v) for v in lifted.function.outputs):
-        raise GradTypeError(f"{_display_name(fn)}() returns a complex value; complex values "
-                            "are not differentiated", lifted.loc, hint=_SPLIT)
+        if not any(_is_complex(v) for v in (*op.inputs, *op.results)) or _complex_ok(op):
+            continue
+        raise GradTypeError(
+            f"{_op_name(op)} of a complex value ({_complex_type(op)}) has no complex "
+            "derivative rule", op.loc, hint=_SPLIT)
+    if any(_is_complex(v) and s == ONES for v, s in zip(lifted.function.outputs, seeds or ())):
+        raise GradTypeError(
+            f"{_display_name(fn)}() returns a complex value; a gradient needs a real-valued "
+            "output (as in JAX)", lifted.loc,
+            hint="differentiate a real function of it (np.real(out), np.abs(out) ** 2), or "
+                 "pass a complex cotangent ct: out, vjp_fn = vjp(fn, z); vjp_fn(ct), or "
+                 "GradOperation(sens_param=True)")
+
+
+def _complex_ok(op) -> bool:
+    from ..ops.complex_numbers import COMPLEX
+    if op.regions:  # if / loops: their bodies are checked op by op
+        return True
+    ok = COMPLEX.get(op.prim, False)
+    return ok(op) if callable(ok) else ok
+
+
+def _op_name(op) -> str:
+    return {"getitem": "indexing", "cast": "a cast"}.get(op.prim, op.prim)
+
+
+def _complex_type(op) -> str:
+    return next(str(v.type) for v in (*op.inputs, *op.results) if _is_complex(v))
 
 
 def _display_name(fn) -> str:
@@ -130,7 +150,8 @@ def _display_name(fn) -> str:
     return name if name is not None else f"{type(fn).__name__}.construct"
 
 
-_SPLIT = "compute with the real and imaginary parts as separate float arrays"
+_SPLIT = ("compute with the real and imaginary parts as separate float arrays (np.real(z), "
+          "np.imag(z)); docs/complex.md lists what takes complex values")
 
 
 def _is_complex(value) -> bool:
@@ -184,7 +205,6 @@ def _describe(v, lifted) -> str:
 def build_entry(fn, config, weights, args) -> Entry:
     from ..frontend import lift
     lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=config.randoms)
-    check_real(lifted, fn)
     check_output(lifted, config.has_aux, fn)
     _, _, slots = flatten(args)
     positions = select_positions(config, slots, args)
@@ -195,6 +215,7 @@ def build_entry(fn, config, weights, args) -> Entry:
     f = lifted.function
     n_written = len(lifted.effects)
     seeds = _seeds(config, lifted.out_tree, len(f.outputs) - n_written) + [NONE] * n_written
+    check_complex(lifted, fn, seeds)
     with_outputs = config.with_value or config.has_aux or n_written > 0
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"))
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,

@@ -239,7 +239,6 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
     selected = [inputs[p] for p in entry.positions]
     kinds = [kd for it in selected for kd in it.kinds]
     nv = entry.n_value_outs
-    grads = entry.ir.outputs[nv:nv + len(kinds)]
     if len(kinds) + len(weights) != len(entry.ir.outputs) - nv:
         return None
     # each gradient of the input's type (signature.to_input_type); a Tensor made as
@@ -247,9 +246,9 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
     made = [(i, nv + i) for i, kd in enumerate(kinds) if kd == TENSOR]
     made += [(len(kinds) + k, nv + len(kinds) + k) for k, w in enumerate(weights) if w.ndim]
     wraps = "".join(f"grad{i} = new(Tensor)\ngrad{i}._data = o[{j}]\n" for i, j in made)
-    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{nv + i}])"
-              if kd == PYFLOAT and not v.type.weak else f"o[{nv + i}]"
-              for i, (kd, v) in enumerate(zip(kinds, grads))])
+    # (a Python float's gradient may come as a 0-d array even when weak: a folded zero)
+    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{nv + i}])" if kd == PYFLOAT
+              else f"o[{nv + i}]" for i, kd in enumerate(kinds)])
     results = [it.result(o) for it in selected]
     weight_grads = [f"grad{len(kinds) + k}" if w.ndim else f"as_tensor(o[{nv + len(kinds) + k}])"
                     for k, w in enumerate(weights)]

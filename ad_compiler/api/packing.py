@@ -96,11 +96,11 @@ def _check_sens(s, t, i):
         _check_sens_array(s.type, t, i)
         return s
     arr = unwrap(s)
-    if not _is_real_number(arr):
+    if not _is_real_number(arr) and not (t.dtype.kind == "c" and _is_complex_number(arr)):
         raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: "
                             f"the sensitivity of output {i} must be an array of its shape "
                             f"{t.shape} and dtype {t.dtype}")
-    if type(arr) in (int, float, bool):  # Python numbers only: np.float64 is checked as an array
+    if type(arr) in (int, float, bool, complex):  # Python numbers: np.float64 is an array
         if t.shape != ():
             raise GradRuntimeError(f"sens[{i}] is a scalar but output {i} has shape {t.shape}: "
                                    "pass an array of the output's shape")
@@ -131,6 +131,11 @@ def _is_real_number(x) -> bool:
     if type(x) in (int, float, bool):
         return True
     return isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fiub"
+
+
+def _is_complex_number(x) -> bool:
+    """A complex sensitivity, for a complex output (docs/complex.md)."""
+    return type(x) is complex or isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "c"
 
 
 def _describe(x) -> str:

@@ -2,13 +2,13 @@
 
 Every positional argument is a pytree (tuple, list, dict) of leaves. A leaf is
 *dynamic* when it is an array-like the gradient can flow to: a Tensor (or
-Parameter), an ndarray, a NumPy float scalar, or a Python float. Everything else
+Parameter), an ndarray, a NumPy float or complex scalar, or a Python float or
+complex. Everything else
 (Python ints and bools, None, strings, objects) is *static*: a compile-time
 constant, part of the cache key by value.
 
 Some inputs are refused with a :class:`~ad_compiler.errors.GradTypeError` naming
-the argument, what it is and what to pass instead (:func:`refusal`): complex
-numbers and arrays, arrays whose dtype is not a number (object, strings, dates),
+the argument, what it is and what to pass instead (:func:`refusal`): arrays whose dtype is not a number (object, strings, dates),
 ``np.matrix``, masked arrays and other ndarray subclasses (their operators and
 masks are not NumPy's), and iterators (a generator is used up by one call).
 
@@ -26,7 +26,7 @@ from ..errors import GradTypeError
 from ..ir.core import AType, Value
 from ..tensor import Tensor
 
-TENSOR, ARRAY, NPSCALAR, PYFLOAT, VALUE = "T", "A", "S", "F", "V"
+TENSOR, ARRAY, NPSCALAR, PYFLOAT, PYCOMPLEX, VALUE = "T", "A", "S", "F", "C", "V"
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ def leaf_kind(x) -> str | None:
         return ARRAY
     if t is float:
         return PYFLOAT
+    if t is complex:
+        return PYCOMPLEX
     if isinstance(x, Tensor):
         return TENSOR
     if isinstance(x, np.generic) and x.dtype.kind in "fc":
@@ -87,9 +89,9 @@ def signature(args) -> tuple:
         raise _locate(enumerate(args), " {}").error() from None
 
 
-#: dtype kinds an array input may have: floating point (differentiated), and
-#: integers and bools (their gradients are cast, as MindSpore does)
-_NUMERIC_KINDS = "fiub"
+#: dtype kinds an array input may have: floating point and complex (differentiated,
+#: docs/complex.md), and integers and bools (their gradients are cast, as MindSpore does)
+_NUMERIC_KINDS = "fciub"
 #: the native-order dtypes of those kinds: one set lookup accepts them
 _NUMERIC_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"]
                             if np.dtype(c).kind in _NUMERIC_KINDS)
@@ -100,8 +102,8 @@ _PLAIN_STATICS = frozenset((int, bool, str, type(None)))
 def _sig(x):
     kind = leaf_kind(x)
     if kind is not None:
-        if kind == PYFLOAT:
-            return PYFLOAT
+        if kind in (PYFLOAT, PYCOMPLEX):
+            return kind
         if kind == VALUE:
             return (VALUE, x.type)
         arr = x.asnumpy() if kind == TENSOR else x
@@ -123,7 +125,7 @@ def _sig(x):
             raise _locate(((repr(k), v) for k, v in x.items()), "[{}]") from None
     if t in (set, frozenset):
         return ("static", frozenset, frozenset(x))
-    if t not in _PLAIN_STATICS and (t is complex or isinstance(x, Iterator)):
+    if t not in _PLAIN_STATICS and isinstance(x, Iterator):
         raise _Refused(x)
     try:
         hash(x)
@@ -148,7 +150,8 @@ def _locate(items, key_format: str) -> "_Refused":
     raise AssertionError("no refused entry")  # pragma: no cover
 
 
-_ACCEPTED = ("accepted: real floating-point Tensors, ndarrays and scalars (differentiated), "
+_ACCEPTED = ("accepted: floating-point and complex Tensors, ndarrays and scalars "
+             "(differentiated), "
              "integer or bool arrays, Python constants, and tuples, lists and dicts of these")
 
 
@@ -177,12 +180,6 @@ def refusal(x) -> tuple[str, str]:
         return ("a masked array (numpy.ma): the compiled gradient would ignore its mask",
                 "pass m.filled(value) or np.ma.getdata(m), and apply the mask inside the "
                 "function with np.where(mask, 0.0, x)")
-    if kind == "c" or isinstance(x, complex):
-        what = ("a complex number" if isinstance(x, (complex, np.generic))
-                else f"{noun} of dtype {arr.dtype}")
-        return (f"{what}: complex inputs are not differentiated",
-                "split it into real and imaginary parts (z.real, z.imag) and pass them as two "
-                "float inputs")
     if kind is not None and kind not in _NUMERIC_KINDS:
         return (f"{noun} of dtype {arr.dtype}, which is not a numeric dtype",
                 "convert it first, e.g. np.asarray(x, dtype=np.float64); pass text as a "
@@ -228,6 +225,8 @@ def to_input_type(g, kind: str):
         return wrap(np.asarray(g))
     if kind == PYFLOAT:
         return float(g)
+    if kind == PYCOMPLEX:
+        return complex(g)
     if kind == NPSCALAR:
         return np.asarray(g)[()]
     return g if type(g) is np.ndarray else np.asarray(g)

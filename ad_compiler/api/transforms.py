@@ -16,11 +16,11 @@ import numpy as np
 from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValueError,
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
-from .compiler import check_output, check_real
+from .compiler import check_output, check_complex
 from .packing import no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
-from .signature import PYFLOAT, TENSOR, leaf_kind, signature
+from .signature import PYCOMPLEX, PYFLOAT, TENSOR, leaf_kind, signature
 
 _TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
@@ -181,7 +181,7 @@ def _jvp_entry(fn, args):
 
     def build():
         lifted = lift(fn, tuple(spec_of(a) for a in args), effects=True, randoms=False)
-        check_real(lifted, fn)
+        check_complex(lifted, fn)
         n = lifted.n_inputs
         ir = optimize(jvp_function(lifted.function, list(range(n))))
         return lifted, ir, compiled_of(ir), make_reader(lifted.captured)
@@ -266,18 +266,22 @@ def _match_tangent(a, t, path: str, out: list, leaf) -> None:
 
 def _tangent_of(a, kind: str, t, path: str):
     arr = unwrap(t)
-    if not (type(arr) in (int, float, bool) or isinstance(arr, (np.ndarray, np.generic))
-            and arr.dtype.kind in "fiub"):
-        raise GradTypeError(f"tangent v{path} is {_what(t)}; a tangent is a real number or "
-                            f"array of the shape of {_input(path)}")
+    # a complex input takes a complex tangent (docs/complex.md); a real one a real tangent
+    kinds = "fciub" if kind == PYCOMPLEX or np.asarray(unwrap(a)).dtype.kind == "c" else "fiub"
+    if not (type(arr) in (int, float, bool) or kinds == "fciub" and type(arr) is complex
+            or isinstance(arr, (np.ndarray, np.generic)) and arr.dtype.kind in kinds):
+        raise GradTypeError(f"tangent v{path} is {_what(t)}; a tangent is a number or "
+                            f"array of the shape and kind (real or complex) of {_input(path)}")
     want = np.shape(unwrap(a))
     if np.shape(arr) != want:
         raise GradValueError(f"tangent v{path} has shape {np.shape(arr)} but {_input(path)} has "
                              f"shape {want}: each tangent must have the shape of its input")
     if kind == PYFLOAT:
         return float(arr)
+    if kind == PYCOMPLEX:
+        return complex(arr)
     dtype = np.asarray(unwrap(a)).dtype
-    return np.asarray(arr, dtype if dtype.kind == "f" else None)
+    return np.asarray(arr, dtype if dtype.kind in "fc" else None)
 
 
 def _input(path: str) -> str:

@@ -96,11 +96,11 @@ class Vmapped:
         from ..ad.batching import batch_function
         from ..frontend import lift
         from ..passes.pipeline import optimize
-        from .compiler import check_real
+        from .compiler import check_complex
         from .state import make_reader
         specs, leaf_axes, size = self._plan(args)
         lifted = lift(self.fn, specs)
-        check_real(lifted, self.fn)
+        check_complex(lifted, self.fn)
         n_extra = len(lifted.function.args) - len(leaf_axes)
         outs = _out_axes(self.out_axes, lifted.out_tree, len(lifted.function.outputs))
         batched = batch_function(lifted.function, leaf_axes + [None] * n_extra, outs, size,

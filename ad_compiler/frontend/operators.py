@@ -92,7 +92,25 @@ def binary(b, op_type, left, right, inplace: bool = False):
     name, symbol, py, ipy = BINARY[op_type]
     if not isinstance(left, Value) and not isinstance(right, Value):
         return (ipy if inplace else py)(left, right)
+    _refuse_complex_on_float64(b, symbol, left, right)
     return apply(b, py, name, symbol, left, right)
+
+
+def _refuse_complex_on_float64(b, symbol, left, right) -> None:
+    """``1j * v`` with ``v`` a 0-d float64: Python's complex arithmetic takes an np.float64
+    (a float subclass) and gives a Python complex, while a 0-d array gives np.complex128;
+    which one ``v`` is at run time is not known here, and the two differ in type (a
+    float32 array they meet stays complex64 or not)."""
+    weak_complex = type(left) is complex or isinstance(left, Value) and left.type.weak \
+        and left.type.dtype.kind == "c"
+    if weak_complex and isinstance(right, Value) and not right.type.weak \
+            and right.type.shape == () and right.type.dtype == np.float64:
+        raise UnsupportedOperationError(
+            f"a Python complex {symbol} a float64 scalar computed in the function: its type "
+            "depends on whether that scalar is an np.float64 (Python complex result) or a "
+            "0-d array (np.complex128)",
+            hint="write float(v) for a Python complex result, or np.complex128(1j) for "
+                 "NumPy's (docs/complex.md)")
 
 
 def in_place_result(b, op_type, target, result):

@@ -165,7 +165,8 @@ def holds_value(tree) -> bool:
 
 
 def fit(b, ct, target: AType, like=None):
-    """Sum ``ct`` over broadcast axes so it has ``target``'s shape, then cast its dtype.
+    """Sum ``ct`` over broadcast axes so it has ``target``'s shape, then cast its dtype
+    (a complex ``ct`` of a real target: its real part, ops/complex_numbers.py).
 
     When that needs lengths known only at run time (``ir/dims.py``) it is a
     ``sum_to(ct, like)``, which needs the value ``like`` of that type."""
@@ -185,6 +186,10 @@ def fit(b, ct, target: AType, like=None):
         if b.type_of(ct).shape != target.shape:
             ct = b.emit("reshape", ct, shape=target.shape)
     t = b.type_of(ct)
+    if t.dtype.kind == "c" and target.dtype.kind != "c":
+        # a real value that met complex ones: its cotangent is the real part (JAX's convention)
+        ct = b.emit("real", ct)
+        t = b.type_of(ct)
     if target.weak:
         return ct
     if t.dtype != target.dtype or t.weak:

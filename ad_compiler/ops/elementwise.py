@@ -161,7 +161,10 @@ def _pow_dx(b, out, x, y):
 def _pow_dy(b, out, x, y):
     # d(x**y)/dy = out * log(x); where x <= 0 the real power has no such
     # derivative (x < 0) or it is 0 (x == 0, y > 0): log(1) = 0 there, no NaN.
-    safe_x = b.where(b.greater(x, b.const(0)), x, b.const(1))
+    # A complex x (principal log) has the derivative wherever x != 0.
+    inside = b.not_equal(x, b.const(0)) if b.type_of(x).dtype.kind == "c" else \
+        b.greater(x, b.const(0))
+    safe_x = b.where(inside, x, b.const(1))
     return b.mul(out, b.log(safe_x))
 
 
@@ -231,10 +234,30 @@ unary("sqrt", "np.sqrt({0})", lambda b, g, out, x: b.div(b.mul(g, b.const(0.5)),
       domain="positive", aliases=(np.sqrt, math.sqrt))
 unary("square", "{0} * {0}", lambda b, g, out, x: b.mul(g, b.mul(x, b.const(2))),
       aliases=(np.square,))
-# abs'(0) = sign(0) = 0
-unary("abs", "np.abs({0})", lambda b, g, out, x: b.mul(g, b.sign(x)),
-      examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))],
-      aliases=(np.abs, abs, operator.abs))
+
+
+def _abs_scale(b, out, x):
+    """d|x|: ``sign(x)``; of a complex ``x``, ``conj(x) / |x|`` (0 at 0, as sign(0)), made
+    of differentiable ops so that second derivatives see it change."""
+    if b.type_of(x).dtype.kind != "c":
+        return b.sign(x)
+    safe = b.where(b.equal(out, b.const(0)), b.const(1), out)
+    return b.div(b.conj(x), safe)
+
+
+def _abs_jvp(b, t, out, x):
+    """``t * sign(x)``; of a complex ``x``, ``Re(t * conj(x) / |x|)`` (|x| is real)."""
+    if t[0] is None:
+        return None
+    scaled = b.mul(t[0], _abs_scale(b, out, x))
+    return expand_like(b, b.real(scaled) if b.type_of(x).dtype.kind == "c" else scaled, out)
+
+
+# abs'(0) = sign(0) = 0; of a complex z the cotangent is ct * conj(z) / |z| (ops/complex_numbers.py)
+primitive("abs", emit="np.abs({0})", infer=elementwise("abs"), family=F,
+          vjp=lambda b, ct, out, x: (b.mul(ct, _abs_scale(b, out, x)),),
+          jvp=_abs_jvp, examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))],
+          aliases=(np.abs, abs, operator.abs))
 
 
 @lowering(math.log)

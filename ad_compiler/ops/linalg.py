@@ -236,8 +236,11 @@ def lower_inner(b, a, b_):
 
 @lowering(np.vdot)
 def lower_vdot(b, a, b_):
-    """``np.vdot`` of real arrays: the dot product of the two flattened arrays."""
+    """``np.vdot``: the dot product of the two flattened arrays, the first conjugated
+    when complex (as NumPy does)."""
     x, y = b.const(a), b.const(b_)
+    if b.type_of(x).dtype.kind == "c":
+        x = b.conj(x)
     xt, yt = b.type_of(x), b.type_of(y)
     if xt.size != yt.size:
         raise ValueError(f"vdot: cannot take the dot product of {xt} and {yt} (sizes differ)")

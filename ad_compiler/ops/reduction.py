@@ -313,7 +313,12 @@ def lower_var(b, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``np.var`` as NumPy computes it: sum((x - mean(x))**2) / max(n - ddof, 0)."""
     x = reduce_input(b, "var", a, out, dtype)
     axis = static_axis(axis)
-    squares = b.sum(b.square(_deviation(b, x, axis)), axis=axis, keepdims=bool(keepdims))
+    deviation = _deviation(b, x, axis)
+    if b.type_of(deviation).dtype.kind == "c":  # NumPy: re**2 + im**2, a real variance
+        square = b.add(b.square(b.real(deviation)), b.square(b.imag(deviation)))
+    else:
+        square = b.square(deviation)
+    squares = b.sum(square, axis=axis, keepdims=bool(keepdims))
     return b.div(squares, _degrees(b, x, axis, ddof))
 
 

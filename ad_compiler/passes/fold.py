@@ -74,7 +74,7 @@ def _merge_factors(b, op, inputs, values):
 
 
 def _power_of_two(v) -> bool:
-    if isinstance(v, bool) or np.size(v) != 1:
+    if isinstance(v, bool) or np.size(v) != 1 or np.iscomplexobj(v):
         return False
     x = float(np.asarray(v).reshape(()))
     return x != 0.0 and np.isfinite(x) and np.frexp(abs(x))[0] == 0.5

@@ -361,3 +361,16 @@ def test_a_bad_keyword_is_pythons_error_hot_or_cold(call):
     hot = _error(lambda: call(g))
     assert hot[1] == cold[1]
     assert "scaled() got" in cold[1]
+
+
+def ignores_t(x, s, t):
+    return np.sum(x) + s   # t is not read: its gradient is a folded zero
+
+
+def test_a_float_gradient_is_a_float_on_a_hit_also_when_it_is_a_folded_zero():
+    g = ms.value_and_grad(ignores_t, grad_position=(0, 1, 2))
+    cold = g(X, 0.5, 2.0)
+    hot = g(X, 0.5, 2.0)
+    assert g._hot is not g._miss
+    assert type(hot[1][1]) is float and type(hot[1][2]) is float
+    _same(hot, cold)

@@ -30,7 +30,7 @@ FEATURES = (
     "helpers", "if", "for", "while", "break", "return", "comprehension", "float_lists",
     "std_degenerate", "mixed_dtype",
     "recursion", "loop_else", "callables", "lambdas", "nested_comprehension",
-    "masks", "iterables",
+    "masks", "iterables", "complex",
 )
 
 _REDUCE = ("sum", "mean", "max", "min", "amax", "amin", "std", "var", "argmax", "argmin",
@@ -114,6 +114,9 @@ class Gen:
             shape = rng.choice(self.SHAPES)
             names.append("xyzw"[i])
             values.append(_away_from_zero(nrng, shape))
+        if "complex" in self.features and rng.random() < 0.3:  # an input array is complex
+            k = rng.randrange(len(values))
+            values[k] = values[k] + 1j * _away_from_zero(nrng, np.shape(values[k]))
         for i in range(rng.randint(0, 2) if "scalar" in self.features else 0):
             names.append("st"[i])
             values.append(float(np.round(_away_from_zero(nrng, ()), 6)))
@@ -260,6 +263,8 @@ class Gen:
 
     def expr(self) -> str:
         key = self.choice(self.recipes)
+        if self.coin(0.3) and any(np.iscomplexobj(a) for a in self.args):
+            key = self.choice([k for k in self.recipes if recipe_feature(k) == "complex"])
         if key in RARE and self.coin(0.8):
             key = self.choice(self.recipes)
         text = RECIPES[key](self)
@@ -315,14 +320,17 @@ def _final(g) -> str:
 
 
 def _float32(args):
-    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
+    """float32 (complex64) copies of the array inputs."""
+    return tuple(a.astype(np.complex64 if a.dtype.kind == "c" else np.float32)
+                 if isinstance(a, np.ndarray) else a for a in args)
 
 
 def _single_dtype(out) -> None:
     """Raise if float32 inputs made a float64 array or NumPy scalar (feature 'mixed_dtype')."""
     values = out[1].values() if isinstance(out, tuple) and out and out[0] == "__env__" else [out]
     for leaf in (x for v in values for x in _leaves(v)):
-        if isinstance(leaf, (np.ndarray, np.floating)) and leaf.dtype == np.float64:
+        if isinstance(leaf, (np.ndarray, np.floating, np.complexfloating)) \
+                and leaf.dtype in (np.float64, np.complex128):
             raise Reject
 
 

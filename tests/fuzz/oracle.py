@@ -16,6 +16,11 @@
    first-order gradient (checked in 2) at perturbed inputs (``wrong second order``);
 7. dtype: float32 inputs give float32 values and gradients (values compared loosely).
 
+A complex input (feature ``complex``) is differentiated with JAX's convention
+(docs/complex.md): its finite-difference gradient is ``dL/dx - i dL/dy``, each part
+perturbed separately; its float32 check uses complex64. Checks 5-6 go through
+``ms.check_grad``'s real directions and are left out for programs with a complex input.
+
 Checks 5 and 6 go through the public ``ms.check_grad`` (forward mode, order 1) on
 functions written next to ``f`` in the program's module (see ``higher_source``).
 Each is judged at two steps, ``1e-6`` then ``1e-4``: an element failing at one step
@@ -113,7 +118,7 @@ def check(program: Program, fn=None, higher: bool = True) -> Outcome:
         check_positions(fn, program, grads)
         stage = "cache"
         smooth &= check_second_input(fn, vg, program.args2)
-        if higher and smooth:
+        if higher and smooth and not any(np.iscomplexobj(a) for a in program.args):
             module, extra = higher_module(program, expected)
             for stage, function, kind, atol, rtol in HIGHER:
                 smooth = smooth and check_forward(getattr(module, function), program,
@@ -146,10 +151,15 @@ def compare_value(expected, got, dtype, rtol=1e-9, atol=1e-12, path="value"):
         raise Failure("wrong dtype", f"{path}: expected {_describe(expected)}, got {_describe(got)}")
     if np.shape(got) != np.shape(expected):
         raise Failure("wrong value", f"{path}: expected shape {np.shape(expected)}, got {np.shape(got)}")
-    e, g = np.asarray(expected, np.float64), np.asarray(got, np.float64)
+    e, g = _numbers(expected), _numbers(got)
     scale = max(1.0, float(np.max(np.abs(e)))) if e.size else 1.0
     if not np.allclose(g, e, rtol=rtol, atol=atol * scale, equal_nan=False):
         raise Failure("wrong value", f"{path}: expected {expected!r}, got {got!r}")
+
+
+def _numbers(v) -> np.ndarray:
+    """``v`` as float64, or complex128 when complex (a gradient of a complex input)."""
+    return np.asarray(v, np.complex128 if np.iscomplexobj(v) else np.float64)
 
 
 def _describe(v) -> str:
@@ -160,20 +170,23 @@ def _describe(v) -> str:
 # -- gradients --------------------------------------------------------------------------
 
 def finite_differences(fn, args, h):
-    """Central differences of ``total(fn(*args))`` for every input element."""
+    """Central differences of ``total(fn(*args))`` for every input element; of a complex
+    element ``dL/dx - i dL/dy`` (JAX's convention, docs/complex.md)."""
     out = []
     for i, a in enumerate(args):
-        base = np.asarray(a, dtype=np.float64)
-        g = np.zeros(base.shape)
+        base = _numbers(a)
+        g = np.zeros(base.shape, base.dtype)
+        directions = (1.0, -1j) if base.dtype.kind == "c" else (1.0,)
         for idx in np.ndindex(base.shape or ()):
-            vals = []
-            for sign in (1.0, -1.0):
-                moved = list(args)
-                p = base.copy()
-                p[idx] += sign * h
-                moved[i] = p if isinstance(a, np.ndarray) else float(p)
-                vals.append(total(run_plain(fn, moved)))
-            g[idx] = (vals[0] - vals[1]) / (2 * h)
+            for d in directions:   # -1j: the part along -i dy gives - i dL/dy
+                vals = []
+                for sign in (1.0, -1.0):
+                    moved = list(args)
+                    p = base.copy()
+                    p[idx] += sign * h * (1j if d == -1j else 1.0)
+                    moved[i] = p if isinstance(a, np.ndarray) else type(a)(p)
+                    vals.append(total(run_plain(fn, moved)))
+                g[idx] += d * (vals[0] - vals[1]) / (2 * h)
         out.append(g)
     return out
 
@@ -192,7 +205,7 @@ def compare_grads(fn, args, grads, what="gradient") -> bool:
         return False      # a step crossed into a region where the program fails
     smooth = True
     for i, g in enumerate(grads):
-        g = np.asarray(g, np.float64)
+        g = _numbers(g)
         scale = max(1.0, float(np.max(np.abs(fd1[i]))) if fd1[i].size else 1.0)
         agree = np.abs(fd1[i] - fd2[i]) <= 1e-5 * scale + 1e-4 * np.abs(fd1[i])
         bad = (np.abs(g - fd1[i]) > 1e-5 * scale + 1e-4 * np.abs(fd1[i])) | ~np.isfinite(g)
@@ -225,7 +238,8 @@ def check_positions(fn, program, grads):
 
 
 def check_float32(fn, vg, args, expected64, grads64):
-    args32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
+    args32 = tuple(a.astype(np.complex64 if a.dtype.kind == "c" else np.float32)
+                   if isinstance(a, np.ndarray) else a for a in args)
     try:
         expected = run_plain(fn, args32)
     except Exception:
@@ -241,9 +255,9 @@ def check_float32(fn, vg, args, expected64, grads64):
             raise Failure("wrong dtype", f"float32 gradient of argument {i}: expected "
                           f"{_describe(a)}-like, got {_describe(g)}")
         if same_path:
-            e = np.asarray(g64, np.float64)
+            e = _numbers(g64)
             scale = max(1.0, float(np.max(np.abs(e))) if e.size else 1.0)
-            if not np.allclose(np.asarray(g, np.float64), e, rtol=5e-2, atol=5e-2 * scale):
+            if not np.allclose(_numbers(g), e, rtol=5e-2, atol=5e-2 * scale):
                 raise Failure("wrong gradient", f"float32 gradient of argument {i}: {g!r}, "
                               f"float64 gives {g64!r}")
 

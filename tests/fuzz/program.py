@@ -88,7 +88,7 @@ def leaves(value):
 
 
 def finite(value, bound=math.inf) -> bool:
-    """Whether every leaf is a finite real number of magnitude below ``bound``."""
+    """Whether every leaf is a finite real or complex number of magnitude below ``bound``."""
     for leaf in leaves(value):
         if isinstance(leaf, (bool, np.bool_)):
             continue
@@ -96,9 +96,9 @@ def finite(value, bound=math.inf) -> bool:
             arr = np.asarray(leaf)
         except Exception:
             return False
-        if arr.dtype == object or arr.dtype.kind not in "fiub":
+        if arr.dtype == object or arr.dtype.kind not in "fiubc":
             return False
-        if arr.dtype.kind == "f" and (not np.all(np.isfinite(arr)) or
+        if arr.dtype.kind in "fc" and (not np.all(np.isfinite(arr)) or
                                       (arr.size and np.max(np.abs(arr)) >= bound)):
             return False
     return True

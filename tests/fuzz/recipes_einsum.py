@@ -8,8 +8,9 @@ from .recipes import Reject
 def _terms(g):
     """A matmul pair as matrices: a 1-D left operand a row, a 1-D right operand a column."""
     a, b = g.matmul_pair()
+    # matmul_pair's own right operand (no variable fits) is an expression, a matrix
     a2 = a if g.val(a).ndim == 2 else f"{a}[None]"
-    b2 = b if g.val(b).ndim == 2 else f"{b}[:, None]"
+    b2 = b if b not in g.env or g.val(b).ndim == 2 else f"{b}[:, None]"
     return a2, b2
 
 
