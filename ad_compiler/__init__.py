@@ -6,23 +6,58 @@ NumPy, compiled and cached per input signature. The public API mirrors
 MindSpore's: ``import ad_compiler as ms`` offers ``ms.grad``, ``ms.ops.GradOperation``,
 ``ms.Tensor``, ``ms.nn.Cell`` ... at the same places.
 """
-from . import dtype, nn, ops
-from . import common  # noqa: F401  (ms.common.initializer)
-from .api.checking import check_grad
-from .api.checkpoint import checkpoint
-from .api.custom_rules import custom_jvp, custom_vjp
-from .api.extension import primitive
+import importlib
+
+from . import dtype, ops
 from .api.grad import GradOperation, grad, value_and_grad
-from .api.hessian import hessian, hvp
 from .api.transforms import adjoint_ir, adjoint_source, jacfwd, jacrev, jvp, vjp
 from .api.vmap import vmap
 from .api import inside as _inside  # noqa: F401  (transforms inside compiled code)
 from .dtype import (bool_, float16, float32, float64, int8, int16, int32, int64,
                     uint8)
-from .nn import Parameter, ParameterTuple
+from .nn.parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_seed
-from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
+
+#: names loaded on first use (PEP 562): what compiling a gradient does not need
+_LAZY = {
+    "nn": (".nn", None),
+    "common": (".common", None),          # ms.common.initializer
+    "check_grad": (".api.checking", "check_grad"),
+    "checkpoint": (".api.checkpoint", "checkpoint"),
+    "custom_jvp": (".api.custom_rules", "custom_jvp"),
+    "custom_vjp": (".api.custom_rules", "custom_vjp"),
+    "primitive": (".api.extension", "primitive"),
+    "hessian": (".api.hessian", "hessian"),
+    "hvp": (".api.hessian", "hvp"),
+    "save_checkpoint": (".serialization", "save_checkpoint"),
+    "load_checkpoint": (".serialization", "load_checkpoint"),
+    "load_param_into_net": (".serialization", "load_param_into_net"),
+}
+
+
+def __getattr__(name: str):
+    """``ms.nn``, ``ms.hessian`` ...: loaded on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module, __name__)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def _load_all() -> None:
+    """Load everything loaded on first use (see ``ad_compiler.ad.rules.all_lowerings``)."""
+    for name in _LAZY:
+        __getattr__(name)
+    nn._load_all()
+
 
 __version__ = "0.1.0"
 

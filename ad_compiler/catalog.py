@@ -210,7 +210,7 @@ def _note(fn) -> str:
 def entries() -> tuple[list[Entry], list[str]]:
     """Every listed callable, and the spellings no sample could probe."""
     out, unprobed = [], []
-    for obj, lower in list(rules._LOWERINGS.values()):
+    for obj, lower in rules.all_lowerings():
         where = _spelling(obj)
         if where is None or where[0] is None:
             continue

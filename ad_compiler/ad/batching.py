@@ -19,10 +19,11 @@ branches; a condition that differs between examples is refused (each example
 would take its own path). A ``for`` loop batches its body (its trip count is
 never batched: shapes are static); a ``while`` loop whose condition is shared
 likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
-``Cell.bprop``) batches as the code it runs when the result is only evaluated,
-and is refused when it may be differentiated afterwards (its rule is written
-for one example). A length known only at run time (a boolean mask's selection)
-is refused: each example could have its own.
+``custom_jvp``, ``Cell.bprop``, ``checkpoint``) batches as the code it runs when
+the result is only evaluated, and as a call whose rule is vmapped when it may be
+differentiated afterwards (the rule is written for one example). A length known
+only at run time (a boolean mask's selection) is refused: each example could
+have its own.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from . import rules
 from ..errors import UnsupportedOperationError
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
-from ..ir.control import free_values
+from ..ir.control import build_for, free_values
 from ..ir.core import AType, Block, Function, ListType, Op, Value
 from ..ir.dims import HINT, is_dynamic
 
@@ -45,6 +46,12 @@ class BatchBuilder(Builder):
         super().__init__(block)
         self.batch_size = size
         self.differentiable = differentiable
+        #: id of a loop-carried list (a list cotangent, whose items a loop adds to) ->
+        #: its length: that of its initial value
+        self.list_lengths: dict = {}
+        #: (id of a block, r) -> (the block, the example numbers ``arange(B)`` with r
+        #: axes of length 1 after it, made there): index rules share one
+        self.example_numbers: dict = {}
 
 
 def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: int,
@@ -53,8 +60,8 @@ def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: in
 
     ``differentiable=False`` says the result only computes values (it is never
     differentiated): a call with its own derivative rule (``custom_vjp``,
-    ``Cell.bprop``) then batches as the code it runs; otherwise it is refused, since
-    the rule is written for one example.
+    ``Cell.bprop``) then batches as the code it runs; otherwise it stays a call whose
+    rule (written for one example) runs vmapped.
     """
     body = Block(args=[Value(_batched_type(a.type, ax, size), a.hint)
                        for a, ax in zip(fn.args, in_axes)])
@@ -70,9 +77,11 @@ def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: in
     return Function(name or f"{fn.name}_vmap", body, fn.loc)
 
 
-def _batched_type(t: AType, ax, size: int) -> AType:
+def _batched_type(t, ax, size: int):
     if ax is None:
         return t
+    if isinstance(t, ListType):  # a list batched: each item along axis 0
+        return ListType(_batched_type(t.elem, 0, size))
     shape = list(t.shape)
     shape.insert(ax, size)
     return AType(tuple(shape), t.dtype, False)
@@ -166,15 +175,38 @@ def to_front(b, v, ax):
 
 
 def materialize(b, v, ax):
-    """``v`` batched along axis 0: a shared value is broadcast along a new axis 0."""
+    """``v`` batched along axis 0: a shared value is broadcast along a new axis 0 (a
+    shared list item by item)."""
     if ax is not None:
-        return move_axis(b, v, ax, 0)
+        return v if isinstance(v.type, ListType) else move_axis(b, v, ax, 0)
     t = v.type
     if isinstance(t, ListType):
-        raise UnsupportedOperationError("vmap cannot broadcast a list across the batch")
+        return _materialize_list(b, v)
     if t.weak:
         v = b.cast(v, dtype=t.dtype)
     return b.broadcast_to(v, shape=(b.batch_size,) + tuple(t.shape))
+
+
+def _list_length(b, lst):
+    """The length of the list ``lst`` (a Value or an int) if known, else None."""
+    from .control import list_length
+    known = b.list_lengths.get(id(lst))
+    return known if known is not None else list_length(lst)
+
+
+def _materialize_list(b, lst):
+    """A shared list with each item broadcast across the batch: a loop over its items
+    (its length is the trip count of the loop that built it)."""
+    n = _list_length(b, lst)
+    if n is None:
+        raise UnsupportedOperationError(
+            "vmap cannot broadcast this list across the batch: its length is not known here")
+
+    def step(b, i, carried):
+        return [], [materialize(b, b.list_get(lst, i), None)]
+    (out,) = build_for(b, b.const(n) if isinstance(n, int) else n, [], step,
+                       index_hint="k", hints=(lst.hint,))
+    return out
 
 
 # -- structured ops -------------------------------------------------------------
@@ -219,7 +251,7 @@ def _batch_loop(b, op, env, axes) -> None:
     init = [env.get(id(v), v) for v in op.inputs[len(head):]]
     active = {j for j in range(k) if id(init[j]) in axes}
     while True:
-        block, outs, local_axes, cond = _loop_regions(b, op, env, axes, active, counted)
+        block, outs, local_axes, cond = _loop_regions(b, op, env, axes, active, counted, init)
         grown = active | {j for j in range(k) if id(outs[j]) in local_axes}
         if grown == active:
             break
@@ -242,7 +274,7 @@ def _batch_loop(b, op, env, axes) -> None:
     axes.update({id(results[k + s]): 0 for s in stacked})
 
 
-def _loop_regions(b, op, env, axes, active, counted):
+def _loop_regions(b, op, env, axes, active, counted, init):
     """The loop's regions batched with the carried values ``active`` batched along 0."""
     body = op.regions[-1]
     first = 1 if counted else 0
@@ -250,6 +282,9 @@ def _loop_regions(b, op, env, axes, active, counted):
     for j in active:
         args[first + j] = Value(_batched_type(args[first + j].type, 0, b.batch_size),
                                 args[first + j].hint)
+    for a, v in zip(args[first:], init):
+        if isinstance(a.type, ListType) and _list_length(b, v) is not None:
+            b.list_lengths[id(a)] = _list_length(b, v)
     local_axes = dict(axes)
     local_axes.update({id(args[first + j]): 0 for j in active})
     cond = None
@@ -276,17 +311,64 @@ def _loop_regions(b, op, env, axes, active, counted):
 
 
 def _batch_rule_call(b, op, env, axes) -> None:
-    """A call with its own derivative rule, batched as the code it runs (its region)."""
-    if b.differentiable:
-        raise UnsupportedOperationError(
-            f"vmap inside a differentiated function does not go through {op.params.get('rule')!r}, "
-            "a call with its own derivative rule (written for one example)", op.loc,
-            "call the vmapped function outside the differentiated one, or vmap the gradient")
+    """A call with its own derivative rule. Only evaluated, it batches as the code it
+    runs (its region); differentiable, it stays a call with a rule, for the batch: its
+    inputs, outputs and residuals carry the examples along axis 0, and its rule runs
+    the original one on each example (the backward function vmapped)."""
     (region,) = op.regions
-    local = dict(env)
-    local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
-    _batch_ops(b, region.ops, local, axes)
-    env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+    if not b.differentiable:
+        local = dict(env)
+        local.update({id(a): env.get(id(v), v) for a, v in zip(region.args, op.inputs)})
+        _batch_ops(b, region.ops, local, axes)
+        env.update({id(r): local.get(id(v), v) for r, v in zip(op.results, region.results)})
+        return
+    inputs = [env.get(id(v), v) for v in op.inputs]
+    inputs = [materialize(b, v, axes.get(id(v))) for v in inputs]
+    block = Block(args=[Value(v.type, a.hint) for v, a in zip(inputs, region.args)])
+    local, local_axes = dict(env), dict(axes)
+    local.update({id(a): na for a, na in zip(region.args, block.args)})
+    local_axes.update({id(a): 0 for a in block.args})
+    with b.inside(block):
+        _batch_ops(b, region.ops, local, local_axes)
+        outs = [local.get(id(v), v) for v in region.results]
+        block.results = [materialize(b, o, local_axes.get(id(o))) for o in outs]
+    results = [Value(v.type, r.hint) for v, r in zip(block.results, op.results)]
+    params = dict(op.params, rule=_batched_rule(op.params["rule"], op.params["residuals"]))
+    b.add_op(Op("bprop_call", inputs, params, results, [block], op.loc))
+    env.update({id(r): nr for r, nr in zip(op.results, results)})
+    axes.update({id(r): 0 for r in results})
+
+
+def _batched_rule(rule, residuals):
+    """The rule of a call on a batch (every input, output and residual batched along
+    axis 0): the original backward (or JVP) function vmapped; a recomputed call
+    (checkpoint) differentiates its batched region again and needs nothing."""
+    from ..api.vmap import vmap
+    from ..frontend.custom import CellRule, FunctionRule, JVPRule
+    if isinstance(rule, FunctionRule):
+        bwd = vmap(rule.custom.bwd, in_axes=(_residual_axes(residuals), 0))
+        return FunctionRule(_Batched(rule.custom.__name__, bwd=bwd))
+    if isinstance(rule, JVPRule):
+        return JVPRule(_Batched(rule.custom.__name__, jvp=vmap(rule.custom.jvp)))
+    if isinstance(rule, CellRule):
+        cls = type(rule.cell)
+        return CellRule(type(cls.__name__, (), {"bprop": vmap(rule.cell.bprop)})())
+    return rule
+
+
+class _Batched:
+    """A custom rule's functions, vmapped (what ad/custom.py reads of the rule)."""
+
+    def __init__(self, name: str, **functions):
+        self.__name__ = name
+        self.__dict__.update(functions)
+
+
+def _residual_axes(tree):
+    """``in_axes`` of the residuals: 0 where a value is saved, None for a static entry."""
+    if isinstance(tree, tuple):
+        return tuple(_residual_axes(t) for t in tree)
+    return None if tree is None else 0
 
 
 STRUCTURAL = {"if": _batch_if, "for": _batch_loop, "while": _batch_loop,

@@ -332,7 +332,7 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
     needed = _used_outside(bwd_region, replayed)
     recomputed = _recomputed(info["ops"], {id(info["vmap"][id(a)]) for a in fwd_region.args})
     index = bwd_region.args[0]
-    reads = []
+    reads, taped = [], {}
     for rop in info["ops"]:
         if rop.prim in ("const", "list_get"):
             continue
@@ -340,7 +340,8 @@ def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
             if id(r) in needed and id(r) in forward_of and id(r) not in recomputed:
                 got = _read_back(fwd_op, fwd_region, forward_of[id(r)], r, index, fwd_op.loc)
                 reads.extend(got)
-                _substitute(bwd_region, replayed, r, got[-1].results[0])
+                taped[id(r)] = got[-1].results[0]
+    _substitute(bwd_region, replayed, taped)  # once for all: a walk per value is quadratic
     bwd_region.ops[:0] = reads
 
 
@@ -415,15 +416,16 @@ def _used_outside(region: Block, replayed: set) -> set:
     return used
 
 
-def _substitute(block: Block, skip: set, old: Value, new: Value) -> None:
-    """Use ``new`` for ``old`` in ``block`` (and its regions), except in ops in ``skip``."""
-    block.results = [new if v is old else v for v in block.results]
+def _substitute(block: Block, skip: set, new: dict) -> None:
+    """Use ``new[id(v)]`` for each value ``v`` it maps in ``block`` (and its regions),
+    except in ops in ``skip``."""
+    block.results = [new.get(id(v), v) for v in block.results]
     for op in block.ops:
         if id(op) in skip:
             continue
-        op.inputs = [new if v is old else v for v in op.inputs]
+        op.inputs = [new.get(id(v), v) for v in op.inputs]
         for region in op.regions:
-            _substitute(region, skip, old, new)
+            _substitute(region, skip, new)
 
 
 STRUCTURAL_VJP.update({"if": vjp_if, "for": vjp_for, "while": vjp_while})

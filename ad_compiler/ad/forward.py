@@ -22,8 +22,10 @@ from ..ir.builder import Builder, fit
 from ..ir.clone import clone_block
 from ..ir.control import free_values
 from ..ir.core import Block, Function, ListType, Op, Value
+from ..stages import stage
 
 
+@stage("forward")
 def jvp_function(fn: Function, wrt: Sequence[int], name: str | None = None) -> Function:
     body = Block(args=[Value(a.type, a.hint) for a in fn.args])
     tangents = {id(body.args[i]): Value(body.args[i].type, "t" + (body.args[i].hint or ""))

@@ -25,6 +25,7 @@ from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.core import Block, Function, ListType, Value
+from ..stages import stage
 
 ONES, ARG, NONE = "ones", "arg", "none"
 
@@ -32,6 +33,7 @@ ONES, ARG, NONE = "ones", "arg", "none"
 STRUCTURAL_VJP: dict[str, Callable] = {}
 
 
+@stage("reverse")
 def vjp_function(fn: Function, wrt: Sequence[int], seeds: Sequence[str], *,
                  with_outputs: bool = False, name: str | None = None) -> Function:
     """The VJP of ``fn`` w.r.t. its args at positions ``wrt``; see the module docstring."""

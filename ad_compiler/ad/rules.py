@@ -44,7 +44,11 @@ with :func:`method`.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 import math
+import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -144,6 +148,9 @@ PRIMITIVES: dict[str, Primitive] = {}
 #: array (slice adjoints: ``acc + index_add(zeros, v)`` is ``index_add(acc, v)``)
 ACCUMULATE_INTO: dict[str, Callable] = {}
 _LOWERINGS: dict[int, tuple[Any, Callable]] = {}
+#: (module, register) pairs waiting for the module's first import (register_on_import)
+_ON_IMPORT: list = []
+_ON_IMPORT_LOCK = threading.RLock()
 METHODS: dict[str, Callable] = {}
 ATTRIBUTES: dict[str, Callable] = {}
 #: family -> ``make(name) -> batching rule`` for the primitives declared without ``batch=``
@@ -225,6 +232,37 @@ def register_lowering(obj, fn: Callable) -> None:
     _LOWERINGS[id(obj)] = (obj, fn)
 
 
+def register_on_import(module: str, register: Callable[[], None]) -> None:
+    """Run ``register()``, which registers the lowerings of callables of ``module``, once
+    ``module`` is imported (now if it is). Code can only reach such a callable after its
+    module was imported, so :func:`find_lowering` meets every one of them registered, and
+    ``import ad_compiler`` need not import the module (``numpy.random``)."""
+    with _ON_IMPORT_LOCK:
+        _ON_IMPORT.append((module, register))
+    _run_on_import()
+
+
+def _run_on_import(load: bool = False) -> None:
+    """The waiting registrations whose module is imported (with ``load``: all, importing
+    their modules)."""
+    with _ON_IMPORT_LOCK:
+        for item in list(_ON_IMPORT):
+            module, register = item
+            if load:
+                importlib.import_module(module)
+            if module in sys.modules:
+                _ON_IMPORT.remove(item)
+                register()
+
+
+def all_lowerings() -> list:
+    """Every ``(object, lowering)`` pair: the modules ``import ad_compiler`` leaves to first
+    use are loaded, and the registrations waiting for an import are run."""
+    importlib.import_module("ad_compiler")._load_all()
+    _run_on_import(load=True)
+    return list(_LOWERINGS.values())
+
+
 def lowering(*objs):
     """Decorator: ``fn(b, *args, **kwargs)`` lowers calls of each object in ``objs``."""
     def deco(fn):
@@ -291,6 +329,9 @@ def find_refusal(obj) -> tuple[str, str] | None:
 def find_lowering(obj) -> Callable | None:
     """The lowering registered for ``obj`` (by identity), or None."""
     hit = _LOWERINGS.get(id(obj))
+    if hit is None and _ON_IMPORT:  # its module may have been imported since
+        _run_on_import()
+        hit = _LOWERINGS.get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]
     if isinstance(obj, type):  # a class's __ad_lower__ is for its instances
@@ -324,6 +365,12 @@ def get(name: str) -> Primitive:
 
 def template_fields(template: str) -> tuple[int, list[str]]:
     """Number of positional inputs and the param names used by ``template``."""
+    n, names = _template_fields(template)
+    return n, list(names)
+
+
+@functools.lru_cache(maxsize=None)  # templates are the primitives' own: a few hundred
+def _template_fields(template: str) -> tuple[int, tuple]:
     import string
     n, names = 0, []
     for _, field_name, _, _ in string.Formatter().parse(template):
@@ -333,7 +380,7 @@ def template_fields(template: str) -> tuple[int, list[str]]:
             n = max(n, int(field_name) + 1)
         elif field_name not in names:
             names.append(field_name)
-    return n, names
+    return n, tuple(names)
 
 
 def _array_inputs(impl: Callable) -> Callable:

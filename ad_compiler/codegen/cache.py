@@ -20,6 +20,7 @@ import weakref
 from typing import Any, Callable
 
 from ..depth import on_deep_stack
+from ..gc_pause import gc_paused
 
 _LOCK = threading.RLock()
 _BY_OWNER: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
@@ -61,7 +62,8 @@ def _build_locked(table: dict, key, build: Callable[[], Any], stale: Any) -> Any
     with _LOCK:
         entry = table.get(key)
         if entry is None or entry is stale:
-            entry = build()
+            with gc_paused():
+                entry = build()
             table[key] = entry
     return entry
 

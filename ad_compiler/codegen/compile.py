@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..depth import on_deep_stack, too_deep
+from ..gc_pause import gc_paused
+from ..stages import run_stage
 from .emit import function_name, to_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
@@ -40,8 +42,9 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
     name = function_name(fn)
     filename = f"<ad_compiler:{name}:{next(_COUNTER)}>"
     try:  # astor and compile() recurse once per nested block: on the deep stack
-        source, namespace, code = on_deep_stack(_generate, fn, filename, comments,
-                                                reuse_buffers)
+        with gc_paused():
+            source, namespace, code = on_deep_stack(_generate, fn, filename, comments,
+                                                    reuse_buffers)
     except (RecursionError, SyntaxError) as exc:
         if isinstance(exc, SyntaxError) and "too many" not in str(exc.msg):
             raise
@@ -54,8 +57,9 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
 
 
 def _generate(fn, filename: str, comments: bool, reuse_buffers: bool):
-    source, namespace = to_source(fn, comments=comments, reuse_buffers=reuse_buffers)
-    return source, namespace, compile(source, filename, "exec")
+    source, namespace = run_stage("codegen", to_source, fn, comments=comments,
+                                  reuse_buffers=reuse_buffers)
+    return source, namespace, run_stage("compile()", compile, source, filename, "exec")
 
 
 def _too_deep(fn):

@@ -46,6 +46,7 @@ from typing import Any
 from ..ad import rules
 from ..errors import GradTypeError, UnsupportedOperationError, located
 from ..ir.core import AType, Function
+from ..stages import stage
 from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
 from .objects import is_user_object_call
@@ -71,6 +72,7 @@ class Lifted:
     randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
 
 
+@stage("lift")
 def lift(fn, arg_specs, effects: bool = False, randoms: bool | None = None) -> Lifted:
     """Lift ``fn`` specialised on ``arg_specs`` (one pytree per positional argument).
 

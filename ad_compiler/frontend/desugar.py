@@ -118,11 +118,37 @@ class Syntax:
             out.update(dict.fromkeys(self._cached("appends", n, _appends)))
         return list(out)
 
+    def last_reads(self, stmts) -> dict:
+        """Name -> the position of the last statement of ``stmts`` that reads it."""
+        last: dict = {}
+        for k, n in enumerate(stmts):
+            last.update(dict.fromkeys(self._cached("reads", n, _reads), k))
+        return last
+
     def nested_reads(self, fn_node) -> frozenset:
         """Names read inside functions and lambdas defined in ``fn_node``'s body:
         a call may read them at any later point."""
         body = fn_node.body if isinstance(fn_node.body, list) else [fn_node.body]
         return self._cached("nested", fn_node, lambda _: frozenset(_nested_reads(body)))
+
+
+class ReadAfter:
+    """The names read by the statements after position ``k`` of a body (``last`` is
+    :meth:`Syntax.last_reads` of the body), or in ``base``: a set that supports ``in``
+    and ``|`` only, so moving ``k`` along a body costs nothing per statement."""
+
+    __slots__ = ("base", "last", "k")
+
+    def __init__(self, base, last: dict, k: int):
+        self.base, self.last, self.k = base, last, k
+
+    def __contains__(self, name) -> bool:
+        return self.last.get(name, -1) > self.k or name in self.base
+
+    def __or__(self, other) -> "ReadAfter":
+        return ReadAfter(self.base | other, self.last, self.k)
+
+    __ror__ = __or__
 
 
 def _walk(node, stop=_SCOPES):

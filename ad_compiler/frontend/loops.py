@@ -165,7 +165,9 @@ class LoopLifter(CarryLifter):
         frame.live = frame.live | self.syntax.reads(node.body)
         held = None
         if any(self.is_array(leaf) for item in items for leaf in flatten(item)[0]):
-            held = f"for-items-{id(node)}"
+            # named by how many loops of this frame hold items now (not by id(): the
+            # generated code's names must be the same at every run)
+            held = f"for-items-{sum(str(k).startswith('for-items-') for k in frame.scope.env)}"
             frame.scope.env[held] = tuple(items)
             frame.live = frame.live | {held}
         try:

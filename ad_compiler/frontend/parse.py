@@ -34,8 +34,9 @@ import gast
 
 from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
+from ..stages import stage
 from .fence import fence
-from .sources import file_lines
+from .sources import block_at, file_lines
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Parsed:
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+@stage("parse")
 def parse_function(fn) -> Parsed:
     """The fenced gast tree of the plain Python function ``fn`` and its :class:`Source`."""
     try:
@@ -109,7 +111,7 @@ def _source_lines(fn) -> tuple[list[str], int, str]:
     """The lines of ``fn``'s definition as Python loaded them (:mod:`.sources`)."""
     code = fn.__code__
     start = max(code.co_firstlineno, 1)
-    lines = inspect.getblock(file_lines(fn)[start - 1:])
+    lines = block_at(file_lines(fn), start - 1)
     return lines, start, code.co_filename
 
 

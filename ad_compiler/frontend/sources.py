@@ -105,7 +105,7 @@ def _top_level_block(lines, line: int) -> str | None:
     if not 0 <= start < len(lines) or not _starts_statement(lines[start]):
         return None
     try:
-        block = inspect.getblock(lines[start:])
+        block = block_at(lines, start)
     except (SyntaxError, IndentationError, ValueError):  # tokenize's errors
         return None
     kept = ["\n"] * len(lines)
@@ -113,6 +113,25 @@ def _top_level_block(lines, line: int) -> str | None:
     for i in _import_lines(lines):
         kept[i] = lines[i]
     return "".join(kept)
+
+
+_BLOCKS: dict = {}  # (id(lines), start) -> (lines, the block): the last few looked up
+_BLOCKS_LOCK = threading.Lock()
+
+
+def block_at(lines: list, start: int) -> list:
+    """``inspect.getblock(lines[start:])``: the lines of the statement that starts at
+    index ``start`` (remembered: parsing a function reads the block its verification
+    read)."""
+    key = (id(lines), start)
+    hit = _BLOCKS.get(key)
+    if hit is None or hit[0] is not lines:
+        hit = (lines, inspect.getblock(lines[start:]))
+        with _BLOCKS_LOCK:
+            if len(_BLOCKS) >= 64:
+                del _BLOCKS[next(iter(_BLOCKS))]
+            _BLOCKS[key] = hit
+    return list(hit[1])
 
 
 def _import_lines(lines):

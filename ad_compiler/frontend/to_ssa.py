@@ -38,7 +38,7 @@ from .alias import AliasLifter
 from .builtin_calls import BuiltinLifter
 from .captured import CaptureLifter, Captures
 from .calls import CallLifter
-from .desugar import Syntax
+from .desugar import ReadAfter, Syntax
 from .exprs import ExprLifter, holds_value, mark_user_exception
 from .flow import FlowLifter
 from .inline import InlineLifter
@@ -258,6 +258,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         saved = (frame.live, frame.rest_taken, frame.rest, frame.tail)
         base, tail = frame.live, frame.tail or bool(frame.rest)
         frame.rest, frame.tail = [], tail
+        last = self.syntax.last_reads(stmts)
         try:
             for k, node in enumerate(stmts):
                 pending = self.pending_flag()
@@ -265,7 +266,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
                     self.guard_rest(*pending, stmts[k:])
                     return
                 rest = stmts[k + 1:]
-                frame.live = base | self.syntax.reads(rest)
+                frame.live = ReadAfter(base, last, k)
                 frame.rest, frame.rest_taken = rest, False
                 self.stmt(node)
                 if frame.rest_taken or frame.signal is not None:

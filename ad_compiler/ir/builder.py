@@ -21,6 +21,26 @@ from . import dims
 from .core import AType, Block, Op, Value
 
 
+class _At:
+    """The context of :meth:`Builder.at` (a class: the passes enter one per op)."""
+
+    __slots__ = ("b", "loc", "saved")
+
+    def __init__(self, b, loc):
+        self.b, self.loc = b, loc
+
+    def __enter__(self):
+        b = self.b
+        self.saved = b.loc
+        if self.loc is not None:
+            b.loc = self.loc
+        return b
+
+    def __exit__(self, *exc) -> bool:
+        self.b.loc = self.saved
+        return False
+
+
 class Builder:
     """Appends ops to ``block``; every op gets the builder's current ``loc``."""
 
@@ -99,14 +119,10 @@ class Builder:
         after the call (the frontend's builder records it; see frontend/to_ssa.py)."""
         raise TypeError("a Parameter can only be written by code being compiled")
 
-    @contextmanager
-    def at(self, loc: SourceLoc | None):
-        """Emit ops inside the ``with`` block with ``loc`` as their location."""
-        saved, self.loc = self.loc, loc if loc is not None else self.loc
-        try:
-            yield self
-        finally:
-            self.loc = saved
+    def at(self, loc: SourceLoc | None) -> "_At":
+        """Emit ops inside the ``with`` block with ``loc`` as their location (None: keep
+        the current one)."""
+        return _At(self, loc)
 
     @contextmanager
     def inside(self, block: Block):

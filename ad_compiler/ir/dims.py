@@ -22,6 +22,11 @@ from it. The rules:
   fails on a probe (a ``?`` meeting a fixed length other than 1);
 * passes and codegen treat equal types with a ``?`` as *not* known to be the
   same shape (no buffer reuse, no dropping of a broadcasting operand).
+
+:func:`infer` remembers the types it inferred for static shapes: a rule is a pure
+function of its input types and params, and the passes rebuild every op several
+times, so most inferences are repeats (params of other kinds than numbers,
+strings, dtypes, slices and tuples of them are inferred every time).
 """
 from __future__ import annotations
 
@@ -73,7 +78,7 @@ def refused(prim: str, types, loc=None, why: str = "") -> UnsupportedOperationEr
 def infer(p, types, params, loc=None):
     """The result type of primitive ``p`` on ``types`` (see the module docstring)."""
     if not any(is_dynamic(t) for t in types):
-        return p.infer(*types, **params)
+        return _static_infer(p, types, params)
     if not p.dynamic:
         raise refused(p.name, types, loc)
     if p.dynamic == "native":
@@ -85,6 +90,36 @@ def infer(p, types, params, loc=None):
         raise refused(p.name, types, loc, "cannot meet a fixed length other than 1 "
                       "here (NumPy would accept it only when the lengths happen to agree)"
                       ) from None
+
+
+_INFERRED: dict = {}
+_MAX_INFERRED = 100_000
+_SCALARS = (int, float, complex, str, bool, type(None), np.dtype, np.generic)
+
+
+def _static_infer(p, types, params):
+    try:
+        key = (p.infer, tuple(types), tuple((k, _param_key(v)) for k, v in params.items()))
+        hit = _INFERRED.get(key)
+    except TypeError:  # a param that is not a static key (an array)
+        return p.infer(*types, **params)
+    if hit is None:
+        hit = p.infer(*types, **params)
+        if len(_INFERRED) >= _MAX_INFERRED:
+            _INFERRED.clear()
+        _INFERRED[key] = hit
+    return hit
+
+
+def _param_key(v):
+    """``v`` as a key that tells apart what ``==`` does not (``1``, ``1.0``, ``True``)."""
+    if isinstance(v, _SCALARS):
+        return type(v), v
+    if type(v) is tuple:
+        return (tuple, *(_param_key(x) for x in v))
+    if type(v) is slice:
+        return slice, _param_key(v.start), _param_key(v.stop), _param_key(v.step)
+    raise TypeError(f"no static key for {type(v).__name__}")
 
 
 def same_shape(a, b) -> bool:

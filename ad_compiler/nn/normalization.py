@@ -24,8 +24,7 @@ import numpy as np
 
 from .. import dtype as _mstype
 from .. import ops as _ops
-from ..ops.normalization import lower_layer_norm_axes
-from ..ops.operations import functional
+from ..ops.operations import _layer_norm_axes as _layer_norm
 from ..tensor import unwrap
 from .cell import Cell
 from .layers import _initial_value
@@ -170,5 +169,3 @@ class GroupNorm(Cell):
     def extend_repr(self) -> str:
         return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
 
-
-_layer_norm = functional(lower_layer_norm_axes, "layer_norm_axes")

@@ -322,6 +322,25 @@ def batch_list_get(b, axes, lst, i):
     return b.list_get(lst, i), axes[0]
 
 
+def batch_list_zeros(b, axes, lst):
+    return b.list_zeros(lst), axes[0]
+
+
+def batch_list_add_at(b, axes, acc, i, v):
+    """Item ``i`` of the list cotangent ``acc`` plus ``v``: a shared ``acc`` broadcast
+    across the batch first when ``v`` differs between examples."""
+    if axes[1] is not None:
+        raise UnsupportedOperationError("vmap: a list index that differs between examples")
+    if axes[2] is not None:
+        acc, v = materialize(b, acc, axes[0]), to_front(b, v, axes[2])
+    return b.list_add_at(acc, i, v), 0
+
+
+def batch_list_add(b, axes, x, y):
+    """Two list cotangents added item by item (NumPy broadcasts a shared one's items)."""
+    return b.list_add(x, y), 0
+
+
 def batch_stack_list(b, axes, lst, *, axis=0, **params):
     n = lst.type.elem.ndim - 1
     return b.stack_list(lst, axis=shift(axis, n + 1), **params), 0
@@ -348,41 +367,119 @@ def _index_out_axis(index, dyn_types) -> int:
     return len(np.broadcast_shapes(*(t.shape for t in dyn_types)))
 
 
-def _shared_indices(name, axes):
-    if any(ax is not None for ax in axes):
+def _layout(index, dyn_types, ndim: int) -> tuple[int, int]:
+    """``(p, r)`` for ``x[index]`` (``x`` of ``ndim`` axes): the index arrays broadcast to
+    ``r`` axes, which NumPy places after the first ``p`` axes the slices keep when the
+    advanced items (ints and arrays) are adjacent, first (``p = 0``) otherwise."""
+    r = len(np.broadcast_shapes(*(t.shape for t in dyn_types)))
+    adv = [k for k, item in enumerate(index) if type(item) in (int, str)]
+    if not adv or adv != list(range(adv[0], adv[-1] + 1)):
+        return 0, r
+    kept = ndim - sum(item is not None and item is not Ellipsis for item in index)
+    return sum(kept if item is Ellipsis else 1 for item in index[:adv[0]]), r
+
+
+def _reorder(b, v, p: int, r: int, lead: int, to_example: bool):
+    """``v`` (``lead`` batch axes first) from the layout ``(R, rest)`` of a read through
+    an array of examples to NumPy's ``(rest[:p], R, rest[p:])`` (``to_example``), or back."""
+    if not p or not r:
+        return v
+    n = v.type.ndim
+    first, second = (range(lead + r, lead + r + p), range(lead, lead + r)) if to_example \
+        else (range(lead + p, lead + p + r), range(lead, lead + p))
+    return b.transpose(v, axes=tuple(range(lead)) + tuple(first) + tuple(second)
+                       + tuple(range(lead + p + r, n)))
+
+
+def _example_numbers(b, r: int):
+    """``arange(B)`` with ``r`` axes of length 1 after it: one per block and ``r``."""
+    key = (id(b.block), r)
+    cached = b.example_numbers.get(key)
+    if cached is None or cached[0] is not b.block:
+        size = b.batch_size
+        value = b.const(np.arange(size).reshape((size,) + (1,) * r), hint="example")
+        cached = b.example_numbers[key] = (b.block, value)
+    return cached[1]
+
+
+def _examples_first(b, dyn, axes, r: int) -> list:
+    """The index arrays, the batched ones with their examples first and ones up to ``r``
+    axes after them (so they broadcast against the shared ones)."""
+    return [v if ax is None else lead_ones(b, to_front(b, v, ax), r) for v, ax in zip(dyn, axes)]
+
+
+def _example_index(b, index, dyn, axes, r: int):
+    """``(index, dyn)`` with each example's own positions: an array of example numbers
+    first, then the index arrays (:func:`_examples_first`)."""
+    index = tuple(f"#{int(item[1:]) + 1}" if type(item) is str else item for item in index)
+    return ("#0",) + index, [_example_numbers(b, r), *_examples_first(b, dyn, axes, r)]
+
+
+def _example_types(dyn, axes) -> list:
+    """The types of one example's index arrays; a boolean mask that differs between
+    examples is refused (each example would select its own number of elements)."""
+    if any(ax is not None and v.type.dtype.kind == "b" for v, ax in zip(dyn, axes)):
         raise UnsupportedOperationError(
-            f"vmap does not batch '{name}' with index arrays that differ between examples")
+            "vmap does not batch a boolean mask that differs between examples: each example "
+            "would select its own number of elements",
+            hint="write the selection with np.where(mask, ...), which keeps every shape")
+    return [AType(_example_shape(v, ax), v.type.dtype) for v, ax in zip(dyn, axes)]
 
 
 def index_read(name: str):
-    """``x[index]`` on a batch: ``x[:, *index]`` (index arrays shared by the batch)."""
+    """``x[index]`` on a batch: ``x[:, *index]`` when the index arrays are shared by the
+    batch; otherwise each example reads its own positions, ``x[examples, *index]`` (a
+    shared ``x``: ``x[*index]``, the examples an axis of the index arrays)."""
     def rule(b, axes, x, *dyn, index):
-        _shared_indices(name, axes[1:])
-        x = to_front(b, x, axes[0])
-        return (b.emit(name, x, *dyn, index=(slice(None),) + tuple(index)),
-                _index_out_axis(index, [v.type for v in dyn]))
+        types = _example_types(dyn, axes[1:])
+        if all(ax is None for ax in axes[1:]):
+            x = to_front(b, x, axes[0])
+            return (b.emit(name, x, *dyn, index=(slice(None),) + tuple(index)),
+                    _index_out_axis(index, types))
+        p, r = _layout(index, types, example_ndim(x, axes[0]))
+        if axes[0] is None:
+            return b.gather(x, *_examples_first(b, dyn, axes[1:], r), index=index), p
+        index, dyn = _example_index(b, index, dyn, axes[1:], r)
+        out = b.gather(to_front(b, x, axes[0]), *dyn, index=index)
+        return _reorder(b, out, p, r, 1, True), 0
     rule.__name__ = f"batch_{name}"
     return rule
 
 
 def index_update(name: str):
-    """``acc[index] (+)= v`` on a batch: ``acc[:, *index]``, ``v`` aligned with the
-    selection (index arrays shared by the batch)."""
+    """``acc[index] (+)= v`` on a batch: ``acc[:, *index]`` when the index arrays are
+    shared and adjacent, else ``acc[examples, *index]``; ``v`` aligned with the
+    selection."""
     from .indexing import selection_shape
 
     def rule(b, axes, acc, v, *dyn, index):
-        _shared_indices(name, axes[2:])
-        types = [d.type for d in dyn]
-        if _index_out_axis(index, types) != 0:
-            raise UnsupportedOperationError(
-                f"vmap does not batch '{name}' through advanced indices that are not adjacent")
+        types = _example_types(dyn, axes[2:])
+        shared = all(ax is None for ax in axes[2:]) and _index_out_axis(index, types) == 0
+        rank = len(selection_shape(_example_shape(acc, axes[0]), index, types))
         acc = materialize(b, acc, axes[0])
+        if shared:
+            if axes[1] is not None:
+                v = lead_ones(b, to_front(b, v, axes[1]), rank)
+            return b.emit(name, acc, v, *dyn, index=(slice(None),) + tuple(index)), 0
+        p, r = _layout(index, types, acc.type.ndim - 1)
         if axes[1] is not None:
-            rank = len(selection_shape(acc.type.shape[1:], index, types))
-            v = lead_ones(b, to_front(b, v, axes[1]), rank)
-        return b.emit(name, acc, v, *dyn, index=(slice(None),) + tuple(index)), 0
+            v = _reorder(b, lead_ones(b, to_front(b, v, axes[1]), rank), p, r, 1, False)
+        elif v.type.ndim and p and r:
+            v = b.reshape(v, shape=(1,) * (rank - v.type.ndim) + v.type.shape)
+            v = _reorder(b, v, p, r, 0, False)
+        index, dyn = _example_index(b, index, dyn, axes[2:], r)
+        return b.emit(name, acc, v, *dyn, index=index), 0
     rule.__name__ = f"batch_{name}"
     return rule
+
+
+def batch_winners(b, axes, *dyn, index, shape):
+    """Which writes of ``x[index] = v`` survive, for each example's own index arrays."""
+    types = _example_types(dyn, axes)
+    p, r = _layout(index, types, len(shape))
+    index, dyn = _example_index(b, index, dyn, axes, r)
+    out = b.index_winners(*dyn, index=index, shape=(b.batch_size,) + tuple(shape))
+    return _reorder(b, out, p, r, 1, True), 0
 
 
 def batch_norm(b, axes, x, *, ord=None, axis=None, keepdims=False):

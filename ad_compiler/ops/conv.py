@@ -1,6 +1,7 @@
 """Convolution and pooling: five primitives, and the lowerings of ``ops.conv2d`` ...
 
-The primitives (NumPy kernels in ops/windows.py, one batched matrix product each):
+The primitives (NumPy kernels in ops/windows.py: the convolutions one batched matrix
+product each, pooling and the col2im of ``conv_transpose`` a loop over kernel taps):
 
 * ``conv(x, w)``, ``conv_transpose(y, w, size=)`` and ``conv_filter(x, y, kernel=)``
   are the three contractions of one trilinear form ``<y, conv(x, w)>``, with the
@@ -34,6 +35,7 @@ import math
 
 import numpy as np
 
+from ..ad.batching import materialize, move_axis, to_front
 from ..ad.rules import ex, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
@@ -127,6 +129,63 @@ def _bilinear_jvp(op):
     return jvp
 
 
+# -- batching (vmap): the examples folded into an axis the kernel already loops over ----------
+
+def _fold(b, v, ax, into: int, grouped: bool, groups: int):
+    """``v`` (examples along ``ax``) with its examples merged into the example's axis
+    ``into`` of length ``n``: example ``k``'s item ``c`` at ``k * n + c``, or, ``grouped``,
+    groups-major: ``g * (B * n / G) + k * (n / G) + c`` for ``c`` in group ``g``."""
+    v = to_front(b, v, ax)
+    size, shape = v.type.shape[0], v.type.shape[1:]
+    if grouped and groups > 1:
+        v = b.reshape(v, shape=(size,) + shape[:into] + (groups, shape[into] // groups)
+                      + shape[into + 1:])
+        v = move_axis(b, v, 0, into + 1)
+    else:
+        v = move_axis(b, v, 0, into)
+    return b.reshape(v, shape=shape[:into] + (size * shape[into],) + shape[into + 1:])
+
+
+def _unfold(b, v, at: int, grouped: bool, groups: int):
+    """The inverse of :func:`_fold`: the examples merged into axis ``at`` of ``v`` put on
+    an axis of their own, at ``at``."""
+    shape, size = v.type.shape, b.batch_size
+    n = shape[at] // size
+    if grouped and groups > 1:
+        v = b.reshape(v, shape=shape[:at] + (groups, size, n // groups) + shape[at + 1:])
+        v = move_axis(b, v, at + 1, at)
+    return b.reshape(v, shape=shape[:at] + (size, n) + shape[at + 1:])
+
+
+def _conv_batching(name: str, first, second, both):
+    """The batching rule of a convolution primitive ``name(u, v)``; each case (input 0
+    batched, input 1 batched, both) gives how each input folds its examples, as
+    ``(axis, groups-major)`` (None: shared), and how the result unfolds them. Folded
+    into N (axis 0) the examples are more images; folded into the channels they are
+    more filters or groups: with both inputs batched each example is ``groups`` more
+    groups. One call of the kernel, no loop over the examples."""
+    def rule(b, axes, u, v, **p):
+        fold_u, fold_v, (at, grouped) = both if None not in axes else (
+            first if axes[1] is None else second)
+        groups = p["groups"]
+        ins = [w if f is None else _fold(b, w, ax, f[0], f[1], groups)
+               for w, ax, f in zip((u, v), axes, (fold_u, fold_v))]
+        if None not in axes:
+            p = dict(p, groups=groups * b.batch_size)
+        return _unfold(b, b.emit(name, *ins, **p), at, grouped, groups), at
+    rule.__name__ = f"batch_{name}"
+    return rule
+
+
+def _pool_batching(name: str):
+    """Pooling works on each image and channel alone: the examples become more images."""
+    def rule(b, axes, *inputs, **p):
+        ins = [_fold(b, materialize(b, v, ax), 0, 0, False, 1) for v, ax in zip(inputs, axes)]
+        return _unfold(b, b.emit(name, *ins, **p), 0, False, 1), 0
+    rule.__name__ = f"batch_{name}"
+    return rule
+
+
 _CONV = "stride={stride}, dilation={dilation}, padding={padding}, groups={groups})"
 
 
@@ -145,6 +204,8 @@ primitive(
     "conv", emit="conv({0}, {1}, " + _CONV,
     impl=_k.conv, globals={"conv": _k.conv}, family=F, infer=_conv_infer, vjp=_conv_vjp,
     jvp=_bilinear_jvp("conv"),
+    batch=_conv_batching("conv", ((0, False), None, (0, False)), (None, (0, True), (1, True)),
+                         ((1, False), (0, False), (1, False))),
     examples=[ex(x, w, **p) for x, w, p in _CONV_EXAMPLES],
 )
 primitive(
@@ -152,6 +213,8 @@ primitive(
     emit="conv_transpose({0}, {1}, size={size}, " + _CONV,
     impl=_k.conv_transpose, globals={"conv_transpose": _k.conv_transpose}, family=F,
     infer=_transpose_infer, vjp=_transpose_vjp, jvp=_bilinear_jvp("conv_transpose"),
+    batch=_conv_batching("conv_transpose", ((0, False), None, (0, False)),
+                         (None, (1, False), (1, True)), ((1, False), (0, False), (1, False))),
     examples=[ex((x[0], w[0]) + _k.out_size(x[2:], w[2:], p["stride"], p["dilation"],
                                            p["padding"]), w, size=x[2:], **p)
               for x, w, p in _CONV_EXAMPLES],
@@ -161,6 +224,8 @@ primitive(
     emit="conv_filter({0}, {1}, kernel={kernel}, " + _CONV,
     impl=_k.conv_filter, globals={"conv_filter": _k.conv_filter}, family=F,
     infer=_filter_infer, vjp=_filter_vjp, jvp=_bilinear_jvp("conv_filter"),
+    batch=_conv_batching("conv_filter", ((1, True), None, (1, False)),
+                         (None, (1, True), (0, True)), ((1, False), (1, False), (0, False))),
     examples=[ex(x, (x[0], w[0]) + _k.out_size(x[2:], w[2:], p["stride"], p["dilation"],
                                               p["padding"]), kernel=w[2:], **p)
               for x, w, p in _CONV_EXAMPLES],
@@ -205,12 +270,14 @@ primitive(
     globals={"max_pool": _k.max_pool}, family=F, infer=_pool_infer,
     vjp=lambda b, ct, out, x, **p: (b.fit(b.max_pool_scatter(x, ct, **p), x),),
     jvp=lambda b, t, out, x, **p: b.max_pool_gather(x, t[0], **p),
+    batch=_pool_batching("max_pool"),
     examples=[ex(x, **p) for x, p in _POOL_EXAMPLES],
 )
 primitive(
     "max_pool_scatter", emit="max_pool_scatter({0}, {1}, " + _POOL,
     impl=_k.max_pool_scatter, globals={"max_pool_scatter": _k.max_pool_scatter}, family=F,
     infer=_scatter_infer, jvp=_linear_in_g("max_pool_scatter"),
+    batch=_pool_batching("max_pool_scatter"),
     vjp=lambda b, ct, out, x, g, **p: (None, b.fit(b.max_pool_gather(x, ct, **p), g)),
     examples=[ex(x, x[:2] + _k.out_size(x[2:], p["kernel"], p["stride"], p["dilation"],
                                         p["padding"]), **p) for x, p in _POOL_EXAMPLES],
@@ -219,6 +286,7 @@ primitive(
     "max_pool_gather", emit="max_pool_gather({0}, {1}, " + _POOL,
     impl=_k.max_pool_gather, globals={"max_pool_gather": _k.max_pool_gather}, family=F,
     infer=_gather_infer, jvp=_linear_in_g("max_pool_gather"),
+    batch=_pool_batching("max_pool_gather"),
     vjp=lambda b, ct, out, x, g, **p: (None, b.fit(b.max_pool_scatter(x, ct, **p), g)),
     examples=[ex(x, x, **p) for x, p in _POOL_EXAMPLES],
 )
@@ -233,6 +301,7 @@ primitive(
     "max_pool_argmax", emit="max_pool_argmax({0}, " + _POOL, impl=_k.max_pool_argmax,
     globals={"max_pool_argmax": _k.max_pool_argmax}, family=F, infer=_argmax_infer,
     nondiff=True, examples=[ex(x, **p) for x, p in _POOL_EXAMPLES],
+    batch=_pool_batching("max_pool_argmax"),
 )
 
 

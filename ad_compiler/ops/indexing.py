@@ -56,7 +56,7 @@ from ..errors import UnsupportedOperationError
 from ..ir import dims
 from ..ir.builder import holds_value
 from ..ir.core import AType, Value
-from ._batch import along, index_read, index_update
+from ._batch import along, batch_winners, index_read, index_update
 from ._infer import normalize_axis
 from .elementwise import expand_like
 from .shape import reshape_to
@@ -542,6 +542,7 @@ primitive(
     impl=lambda *dyn, index, shape: rt.winners(shape, resolve(index, dyn)),
     examples=[ex(np.array([0, 0, 2]), index=(slot(0),), shape=(4,)),
               ex(np.array([[1], [1]]), index=(slice(None), slot(0)), shape=(3, 2))],
+    batch=batch_winners,
 )
 
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..ad.rules import ACCUMULATE_INTO, primitive
 from ..ir.core import AType, ListType
-from ._batch import batch_list_get, batch_stack_list, batch_unstack
+from ._batch import (batch_list_add, batch_list_add_at, batch_list_get, batch_list_zeros,
+                     batch_stack_list, batch_unstack)
 
 F = "lists"
 
@@ -59,7 +60,7 @@ primitive("unstack", emit="list(np.moveaxis({0}, {axis}, 0))", family=F, view=Tr
 # -- list cotangents ------------------------------------------------------------------
 
 primitive("list_zeros", emit="rt.list_zeros({0})", family=F, nondiff=True, dynamic="native",
-          infer=lambda t: t, examples=[])
+          infer=lambda t: t, examples=[], batch=batch_list_zeros)
 
 
 def _list_add_at_jvp(b, t, out, acc, i, v):
@@ -72,7 +73,7 @@ def _list_add_at_jvp(b, t, out, acc, i, v):
 primitive("list_add_at", emit="rt.list_add_at({0}, {1}, {2})", family=F, dynamic="native",
           infer=lambda acc, i, v: acc,
           vjp=lambda b, ct, out, acc, i, v: (ct, None, b.list_get(ct, i)),
-          jvp=_list_add_at_jvp, examples=[])
+          jvp=_list_add_at_jvp, examples=[], batch=batch_list_add_at)
 
 
 def _list_add_jvp(b, t, out, x, y):
@@ -83,7 +84,7 @@ def _list_add_jvp(b, t, out, x, y):
 
 primitive("list_add", emit="rt.list_add({0}, {1})", family=F, dynamic="native",
           infer=lambda x, y: x, vjp=lambda b, ct, out, x, y: (ct, ct),
-          jvp=_list_add_jvp, examples=[])
+          jvp=_list_add_jvp, examples=[], batch=batch_list_add)
 
 
 def _add_at_into(b, acc, ct):

@@ -21,7 +21,7 @@ import ast
 
 import numpy as np
 
-from ..ad.rules import lowering, primitive
+from ..ad.rules import lowering, primitive, register_on_import
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
 
@@ -103,7 +103,10 @@ def _lowering(name):
     return lower
 
 
-for _name in DRAWS + SETTERS:
-    if hasattr(np.random, _name):
-        lowering(getattr(np.random, _name))(_lowering(_name))
-del _name
+def _register() -> None:
+    for name in DRAWS + SETTERS:
+        if hasattr(np.random, name):
+            lowering(getattr(np.random, name))(_lowering(name))
+
+
+register_on_import("numpy.random", _register)  # importing it takes longer than the rest

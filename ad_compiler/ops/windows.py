@@ -1,26 +1,32 @@
 """NumPy kernels of convolution and pooling, which generated code calls by name.
 
 Every kernel works on ``(N, C, *spatial)`` arrays with any number of spatial
-axes, through one view: :func:`windows` gives ``(N, C, *out, *kernel)`` with
-``windows[n, c, s, k] = xp[n, c, s * stride + k * dilation]`` over the padded
-input ``xp`` (``np.lib.stride_tricks.sliding_window_view``, no copy). The
-products are one batched matrix product per call (im2col), groups as its batch
-axis; there is no Python loop over pixels or kernel taps.
-
-Params are canonical tuples: ``stride`` and ``dilation`` one int per spatial
-axis, ``padding`` one ``(before, after)`` pair per spatial axis.
+axes. Padding is explicit (``pad``); ``xp`` below is the padded input.
 
 * ``conv(x, w)``: ``y[n, g*O/G + o, s] =
-  sum_{c, k} xp[n, g*C/G + c, s*stride + k*dil] w[g*O/G + o, c, k]``;
-* ``conv_transpose(y, w, size)``: its adjoint in ``x`` (the gradient a convolution
-  of an input of spatial shape ``size`` sends back), a stride-1 convolution of
-  ``y`` with zeros inserted between its pixels by the flipped, transposed kernel;
-* ``conv_filter(x, y, kernel)``: its adjoint in ``w``;
-* ``max_pool``: the maximum of each window of ``x`` padded with ``-inf``;
+  sum_{c, k} xp[n, g*C/G + c, s*stride + k*dilation] w[g*O/G + o, c, k]``: the
+  ``(N, C, *out, *kernel)`` view of the windows (:func:`windows`,
+  ``sliding_window_view``, no copy) as a matrix (im2col), times the filters, one
+  batched matrix product with the groups as its batch axis;
+* ``conv_filter(x, y, kernel)``: its adjoint in ``w``, the same window matrix
+  transposed times ``y``;
+* ``conv_transpose(y, w, size)``: its adjoint in ``x`` (the gradient a
+  convolution of an input of spatial shape ``size`` sends back, also what
+  ``Conv2dTranspose`` computes): ``y`` times the filters gives what each kernel
+  tap sends back from each window (col2im), and a loop over the kernel taps adds
+  them into ``xp``, each tap's windows being one strided view of it (:func:`taps`);
+* ``max_pool``: the maximum of each window of ``xp`` padded with ``-inf``, an
+  ``np.maximum`` over the taps' views;
   ``max_pool_scatter(x, g)`` sends each ``g[n, c, s]`` to the position of the
   maximum of window ``s`` (the first in row-major window order on ties, the one
-  ``np.argmax`` picks); ``max_pool_gather(x, g)`` reads ``g`` at those positions.
-  The two are each other's adjoints; ``max_pool(x) == max_pool_gather(x, x)``.
+  ``np.argmax`` picks, or the first NaN); ``max_pool_gather(x, g)`` reads ``g`` at
+  those positions. The two are each other's adjoints;
+  ``max_pool(x) == max_pool_gather(x, x)``.
+
+Loops run over kernel taps (at most ``prod(kernel)`` iterations, each a whole-array
+NumPy operation), never over pixels. Params are canonical tuples: ``stride`` and
+``dilation`` one int per spatial axis, ``padding`` one ``(before, after)`` pair per
+spatial axis.
 
 Results have the NumPy result dtype of the float inputs (float32 stays float32).
 """
@@ -62,20 +68,32 @@ def _float(*arrays):
 
 
 def _columns(win, groups):
-    """``(G, N * prod(out), C/G * prod(kernel))``: the windows as rows of a matrix."""
+    """``(G, C/G * prod(kernel), N * prod(out))``: the windows as columns of a matrix.
+
+    Kernel-major (im2col transposed): the copy's innermost axis is the output's
+    last spatial axis, long runs of the input, not the few taps of a kernel row.
+    """
     n, c = win.shape[:2]
     d = (win.ndim - 2) // 2
     grouped = win.reshape((n, groups, c // groups) + win.shape[2:])
-    order = (1, 0) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
-    return grouped.transpose(order).reshape(groups, n * int(np.prod(win.shape[2:2 + d])), -1)
+    order = (1, 2) + tuple(range(3 + d, 3 + 2 * d)) + (0,) + tuple(range(3, 3 + d))
+    return grouped.transpose(order).reshape(groups, -1, n * int(np.prod(win.shape[2:2 + d])))
+
+
+def _by_group(y, groups):
+    """``(N, O, *spatial)`` as ``(G, O/G, N * prod(spatial))``."""
+    n, o = y.shape[:2]
+    d = y.ndim - 2
+    grouped = y.reshape((n, groups, o // groups) + y.shape[2:])
+    return grouped.transpose((1, 2, 0) + tuple(range(3, 3 + d))).reshape(groups, o // groups, -1)
 
 
 def _ungroup(m, n, spatial):
-    """``(G, N * prod(spatial), K)`` back to ``(N, G * K, *spatial)``."""
-    groups, k = m.shape[0], m.shape[-1]
+    """``(G, O/G, N * prod(spatial))`` back to ``(N, O, *spatial)``."""
+    groups, k = m.shape[:2]
     d = len(spatial)
-    out = m.reshape((groups, n) + tuple(spatial) + (k,))
-    out = out.transpose((1, 0, 2 + d) + tuple(range(2, 2 + d)))
+    out = m.reshape((groups, k, n) + tuple(spatial))
+    out = out.transpose((2, 0, 1) + tuple(range(3, 3 + d)))
     return out.reshape((n, groups * k) + tuple(spatial))
 
 
@@ -84,8 +102,8 @@ def conv(x, w, stride, dilation, padding, groups):
     dtype = _float(x, w)
     win = windows(pad(x, padding), w.shape[2:], stride, dilation)
     cols = _columns(win, groups).astype(dtype, copy=False)
-    filters = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1).astype(dtype)
-    return _ungroup(cols @ filters, x.shape[0], win.shape[2:2 + len(stride)])
+    filters = w.reshape(groups, w.shape[0] // groups, -1).astype(dtype, copy=False)
+    return _ungroup(filters @ cols, x.shape[0], win.shape[2:2 + len(stride)])
 
 
 def conv_filter(x, y, kernel, stride, dilation, padding, groups):
@@ -93,67 +111,91 @@ def conv_filter(x, y, kernel, stride, dilation, padding, groups):
     dtype = _float(x, y)
     win = windows(pad(x, padding), kernel, stride, dilation)
     cols = _columns(win, groups).astype(dtype, copy=False)
-    d = len(kernel)
-    n, o = y.shape[:2]
-    ym = y.reshape((n, groups, o // groups) + y.shape[2:])
-    ym = ym.transpose((1, 0) + tuple(range(3, 3 + d)) + (2,)).reshape(groups, -1, o // groups)
-    dw = np.swapaxes(cols, 1, 2) @ ym.astype(dtype, copy=False)  # (G, C/G * K, O/G)
-    return np.swapaxes(dw, 1, 2).reshape((o, x.shape[1] // groups) + tuple(kernel))
+    ym = _by_group(y, groups).astype(dtype, copy=False)
+    dw = ym @ np.swapaxes(cols, 1, 2)  # (G, O/G, C/G * K)
+    return dw.reshape((y.shape[1], x.shape[1] // groups) + tuple(kernel))
+
+
+def taps(kernel, stride, dilation, out):
+    """Each kernel tap in row-major order, as the index of the ``(N, C, *out)`` part of the
+    padded input that the tap reads for every window (a strided view, no copy)."""
+    return [(slice(None),) * 2 + tuple(slice(t * dl, t * dl + (n - 1) * s + 1, s)
+                                       for t, dl, n, s in zip(tap, dilation, out, stride))
+            for tap in np.ndindex(*kernel)]
+
+
+def _crop(xp, size, padding):
+    return xp[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(size, padding))]
 
 
 def conv_transpose(y, w, size, stride, dilation, padding, groups):
-    """The adjoint of :func:`conv` in its input, of spatial shape ``size``."""
+    """The adjoint of :func:`conv` in its input, of spatial shape ``size``.
+
+    One batched matrix product gives, for every window, what each kernel tap sends
+    back (col2im); a loop over the taps (not the pixels) adds them into the padded
+    input, each tap's windows being one strided view of it.
+    """
     d = len(size)
-    kernel = w.shape[2:]
-    spread = y
-    if any(s > 1 for s in stride):  # zeros between the pixels, where no window starts
-        spread = np.zeros(y.shape[:2] + tuple((n - 1) * s + 1 for n, s in
-                                              zip(y.shape[2:], stride)), dtype=y.dtype)
-        spread[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)] = y
-    full = tuple(n + lo + hi for n, (lo, hi) in zip(size, padding))
-    edges = tuple((e - 1, f - m) for e, f, m in zip(extent(kernel, dilation), full,
-                                                   spread.shape[2:]))
-    o, c = w.shape[:2]
-    flipped = w.reshape((groups, o // groups, c) + kernel).swapaxes(1, 2)
-    flipped = flipped.reshape((groups * c, o // groups) + kernel)
-    flipped = flipped[(Ellipsis,) + (slice(None, None, -1),) * d]
-    xp = conv(pad(spread, edges), flipped, (1,) * d, dilation, ((0, 0),) * d, groups)
-    return xp[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(size, padding))]
+    kernel, out = tuple(w.shape[2:]), tuple(y.shape[2:])
+    dtype = _float(y, w)
+    n, o = y.shape[:2]
+    c = w.shape[1] * groups
+    wm = w.reshape(groups, o // groups, -1).astype(dtype, copy=False)
+    cols = np.swapaxes(wm, 1, 2) @ _by_group(y, groups).astype(dtype, copy=False)
+    cols = cols.reshape((groups, c // groups) + kernel + (n,) + out)  # (G, C/G, *K, N, *out)
+    to_nc = (2, 0, 1) + tuple(range(3, 3 + d))  # one tap's (G, C/G, N, *out) as (N, C, *out)
+    xp = np.zeros((n, c) + tuple(m + lo + hi for m, (lo, hi) in zip(size, padding)), dtype)
+    for tap, index in zip(np.ndindex(*kernel), taps(kernel, stride, dilation, out)):
+        xp[index] += cols[(slice(None),) * 2 + tap].transpose(to_nc).reshape((n, c) + out)
+    return _crop(xp, size, padding)
 
 
 # -- max pooling ---------------------------------------------------------------------------
 
-def _pool_windows(x, kernel, stride, dilation, padding):
-    win = windows(pad(x, padding, -np.inf), kernel, stride, dilation)
-    d = len(kernel)
-    return win.reshape(win.shape[:2 + d] + (-1,)), d
+def _pool_taps(x, kernel, stride, dilation, padding):
+    """The input padded with ``-inf`` and the index of each tap's view of it."""
+    xp = pad(x, padding, -np.inf)
+    return xp, taps(kernel, stride, dilation, out_size(x.shape[2:], kernel, stride, dilation,
+                                                       padding))
+
+
+def _maximum(xp, index):
+    result = xp[index[0]].copy()
+    for tap in index[1:]:
+        np.maximum(result, xp[tap], out=result)
+    return result
 
 
 def max_pool(x, kernel, stride, dilation, padding):
     """The maximum of each window (padding never wins: it is ``-inf``)."""
-    win, d = _pool_windows(x, kernel, stride, dilation, padding)
-    return win.max(axis=-1)
+    xp, index = _pool_taps(x, kernel, stride, dilation, padding)
+    return _maximum(xp, index)
 
 
-def _argmax_positions(x, kernel, stride, dilation, padding):
-    """``(N, C, prod(out))``: the flat index, in the padded input, of each window's maximum."""
-    win, d = _pool_windows(x, kernel, stride, dilation, padding)
-    taps = np.unravel_index(win.argmax(axis=-1), kernel)
-    out = win.shape[2:2 + d]
-    grids = np.meshgrid(*(np.arange(n) for n in out), indexing="ij")
-    full = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], padding))
-    coords = tuple(g * s + t * dl for g, s, t, dl in zip(grids, stride, taps, dilation))
-    flat = np.ravel_multi_index(coords, full)
-    return flat.reshape(x.shape[:2] + (-1,)), full
+def _argmax_taps(x, kernel, stride, dilation, padding):
+    """``(N, C, *out)``: the tap (row-major within the window) of each window's maximum.
+
+    As ``np.argmax``: the first maximum on ties, the first NaN if there is one. The
+    taps are visited last to first, so the first one equal to the maximum wins.
+    """
+    xp, index = _pool_taps(x, kernel, stride, dilation, padding)
+    best = _maximum(xp, index)
+    which = np.zeros(best.shape, np.intp)
+    nan = best.dtype.kind == "f" and bool(np.isnan(best).any())
+    for t in range(len(index) - 1, -1, -1):
+        value = xp[index[t]]
+        np.copyto(which, t, where=value == best)
+        if nan:
+            np.copyto(which, t, where=np.isnan(value))
+    return which, index, xp.shape
 
 
 def max_pool_argmax(x, kernel, stride, dilation, padding):
     """The pooled shape: the flat index, in each ``(H, W)`` plane of ``x`` itself (not
     padded), of each window's first maximum, as int64 (MindSpore's ``return_indices``)."""
-    win, d = _pool_windows(x, kernel, stride, dilation, padding)
-    taps = np.unravel_index(win.argmax(axis=-1), kernel)
-    out = win.shape[2:2 + d]
-    grids = np.meshgrid(*(np.arange(n) for n in out), indexing="ij")
+    which, _, _ = _argmax_taps(x, kernel, stride, dilation, padding)
+    taps = np.unravel_index(which, kernel)
+    grids = np.meshgrid(*(np.arange(n) for n in which.shape[2:]), indexing="ij")
     coords = tuple(g * s + t * dl - lo for g, s, t, dl, (lo, _)
                    in zip(grids, stride, taps, dilation, padding))
     return np.ravel_multi_index(coords, x.shape[2:]).astype(np.int64)
@@ -161,20 +203,21 @@ def max_pool_argmax(x, kernel, stride, dilation, padding):
 
 def max_pool_scatter(x, g, kernel, stride, dilation, padding):
     """``x``'s shape: each ``g`` value added at its window's maximum."""
-    flat, full = _argmax_positions(x, kernel, stride, dilation, padding)
-    n, c = x.shape[:2]
-    size = int(np.prod(full))
-    base = (np.arange(n * c) * size).reshape(n, c, 1)
-    summed = np.bincount((flat + base).ravel(), weights=np.asarray(g).ravel(),
-                         minlength=n * c * size)
-    out = summed.reshape((n, c) + full).astype(_float(g), copy=False)
-    return out[(slice(None),) * 2 + tuple(slice(lo, lo + m) for m, (lo, _)
-                                          in zip(x.shape[2:], padding))]
+    which, index, full = _argmax_taps(x, kernel, stride, dilation, padding)
+    dtype = _float(g)
+    g = np.asarray(g, dtype=dtype)
+    out = np.zeros(full, dtype)
+    zero = np.zeros((), dtype)
+    for t, tap in enumerate(index):
+        out[tap] += np.where(which == t, g, zero)
+    return _crop(out, x.shape[2:], padding)
 
 
 def max_pool_gather(x, g, kernel, stride, dilation, padding):
     """``g`` read at the maximum of each window of ``x``: the pooled shape."""
-    flat, full = _argmax_positions(x, kernel, stride, dilation, padding)
-    gp = pad(np.asarray(g, dtype=_float(g)), padding).reshape(x.shape[:2] + (-1,))
-    out_shape = out_size(x.shape[2:], kernel, stride, dilation, padding)
-    return np.take_along_axis(gp, flat, axis=2).reshape(x.shape[:2] + out_shape)
+    which, index, _ = _argmax_taps(x, kernel, stride, dilation, padding)
+    gp = pad(np.asarray(g, dtype=_float(g)), padding)
+    result = np.zeros(which.shape, gp.dtype)
+    for t, tap in enumerate(index):
+        np.copyto(result, gp[tap], where=which == t)
+    return result

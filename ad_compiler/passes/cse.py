@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ad.rules import has_effect
 from ..ir.core import Function
-from .rewrite import rewrite
+from .rewrite import copy_op, rewrite
 
 
 def _key(v):
@@ -46,8 +46,7 @@ def cse(fn: Function) -> Function:
             return hit[0]  # defined in a block still open here: in scope
         if len(op.results) != 1:
             return None
-        with b.at(op.loc):
-            results = [b.emit(op.prim, *inputs, hint=op.result.hint, **op.params)]
+        results = copy_op(b, op, inputs)
         seen[key] = (results, b.block)
         return results
     return rewrite(fn, rule)

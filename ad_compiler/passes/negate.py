@@ -41,6 +41,8 @@ def negate(fn: Function) -> Function:
     absorbed = _absorbed(fn)
 
     def rule(b, op, inputs):
+        if op.prim not in _REWRITTEN:
+            return None
         with b.at(op.loc):
             if op.prim == "neg":
                 return _neg_neg(inputs)
@@ -110,6 +112,8 @@ def _through(b, op, inputs, absorbed):
 
 
 _UPDATE_SWAP = {"index_add": "index_sub", "index_sub": "index_add"}
+#: the primitives the rule looks at
+_REWRITTEN = {"neg", "add", "sub", "sum", "mean", *_THROUGH, *_UPDATE_SWAP}
 
 
 def _update(b, op, inputs):

@@ -9,6 +9,7 @@ import os
 
 from ..ir.core import Function
 from ..ir.verifier import verify
+from ..stages import run_stage
 from .cse import cse
 from .dce import dce
 from .fold import fold
@@ -28,9 +29,9 @@ def optimize(fn: Function, passes=PIPELINE) -> Function:
     show = os.environ.get("AD_COMPILER_PRINT_IR") == "1"
     check = os.environ.get("AD_COMPILER_VERIFY") == "1"
     for p in passes:
-        fn = p(fn)
+        fn = run_stage(p.__name__, p, fn)
         if show:
             print(f"--- after {p.__name__} ---\n{fn}")
         if check:
-            verify(fn)
+            run_stage("verify", verify, fn)
     return fn

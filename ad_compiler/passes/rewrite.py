@@ -5,6 +5,10 @@ inputs already mapped to new values, ``rule(b, op, inputs)`` may return the new
 values for the op's results (a replacement) or ``None`` to copy the op as is.
 Ops with regions are copied with their regions rewritten by the same rule.
 
+A rule that keeps an op but needs its new results (cse.py) copies it with
+``copy_op(b, op, inputs)``: the op as it is, on the new inputs, without inferring
+its type again (the inputs have the types of the ones they stand for).
+
 ``b.scope`` lists the new blocks open at the op (the body first, the innermost
 region last): a rule that reuses values it saw earlier must only reuse those
 defined in an open block (see cse.py).
@@ -35,6 +39,16 @@ def _rewrite_block(block: Block, b: Builder, vmap: dict, rule: Callable) -> None
         for old, nv in zip(op.results, new, strict=True):
             vmap[id(old)] = nv
     b.block.results = [vmap[id(v)] for v in block.results]
+
+
+def copy_op(b, op: Op, inputs: list) -> list:
+    """A copy of the region-free, one-result ``op`` on ``inputs`` (each of the type of
+    the input it replaces), appended to ``b``: what ``b.emit`` would build, without
+    inferring the type again."""
+    new_op = Op(op.prim, list(inputs), dict(op.params), [], [], op.loc)
+    new_op.results = [Value(op.result.type, op.result.hint or op.prim, new_op)]
+    b.block.ops.append(new_op)
+    return new_op.results
 
 
 def _copy(b, op, inputs, vmap, rule) -> list:

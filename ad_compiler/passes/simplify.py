@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ir import dims
 from ..ir.core import Function
-from .rewrite import rewrite
+from .rewrite import copy_op, rewrite
 
 _ONES_PRESERVING = {"broadcast_to", "reshape", "expand_dims", "squeeze", "transpose", "cast"}
 _BROADCASTING = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "where"}
@@ -52,13 +52,14 @@ def simplify(fn: Function) -> Function:
             return new
         if op.prim == "copy" and inputs[0].type == op.result.type:
             return [inputs[0]]  # values are immutable in the IR: only outputs need copies
+        given = inputs
         if op.prim in _BROADCASTING:
             inputs = _implicit_broadcast(op, inputs)
         if op.prim == "mul":
-            return _drop_one(op, inputs, ones, (0, 1)) or _copy_if_changed(b, op, inputs)
+            return _drop_one(op, inputs, ones, (0, 1)) or _copy_if_changed(b, op, given, inputs)
         if op.prim == "div":
-            return _drop_one(op, inputs, ones, (1,)) or _copy_if_changed(b, op, inputs)
-        return _copy_if_changed(b, op, inputs)
+            return _drop_one(op, inputs, ones, (1,)) or _copy_if_changed(b, op, given, inputs)
+        return _copy_if_changed(b, op, given, inputs)
     return rewrite(fn, rule)
 
 
@@ -111,9 +112,14 @@ def _implicit_broadcast(op, inputs):
     return new
 
 
-def _copy_if_changed(b, op, inputs):
-    if all(n is o for n, o in zip(inputs, op.inputs)):
+def _copy_if_changed(b, op, given, inputs):
+    """``op`` on ``inputs``; its type is inferred again only where an input was replaced
+    (by what it was broadcast from), else the op is copied (or kept, having no inputs)."""
+    if not op.inputs:
         return None
+    if len(op.results) == 1 and not op.regions and all(
+            n is g for n, g in zip(inputs, given)):
+        return copy_op(b, op, inputs)
     return _copy_simple(b, op, inputs)
 
 

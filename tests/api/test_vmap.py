@@ -268,14 +268,21 @@ def test_an_if_on_a_shared_value_batches_its_branches():
         np.testing.assert_allclose(got, loop(f, (X, flag), (0, None)))
 
 
-def test_index_arrays_that_differ_between_examples_are_refused_with_their_line():
-    def pick(x, i):
-        return x[i]
-    with pytest.raises(UnsupportedOperationError, match="index arrays that differ") as e:
-        ms.vmap(pick)(X, np.array([[0, 1]] * 5))
-    assert "return x[i]" in str(e.value)
-    np.testing.assert_allclose(ms.vmap(pick, in_axes=(0, None))(X, np.array([2, 0])),
-                               X[:, [2, 0]])
+def test_masks_and_sorted_arrays_that_differ_between_examples_are_refused_with_their_line():
+    def masked(x, m):
+        y = x.copy()
+        y[m] += 1.0
+        return y
+    masks = X > 0
+    with pytest.raises(UnsupportedOperationError, match="boolean mask") as e:
+        ms.vmap(masked)(X, masks)
+    assert "y[m] += 1.0" in str(e.value)
+
+    def bins(edges, v):
+        return np.searchsorted(edges, v)
+    with pytest.raises(UnsupportedOperationError, match="sorted array that differs") as e:
+        ms.vmap(bins, in_axes=(0, None))(np.sort(X, axis=1), 0.1)
+    assert "np.searchsorted(edges, v)" in str(e.value)
 
 
 def test_a_length_that_depends_on_each_example_is_refused_with_its_line():
@@ -326,15 +333,27 @@ clipped_sin.defvjp(lambda x: (np.sin(x), (x,)),
                    lambda res, g: (np.clip(g * np.cos(res[0]), -0.5, 0.5),))
 
 
+@ms.custom_vjp
+def scaled_sin(w, x):
+    return np.sin(w * x)
+
+
+scaled_sin.defvjp(lambda w, x: (np.sin(w * x), (w * x, x, None)),
+                  lambda res, g: (np.clip(g * np.cos(res[0]), -0.5, 0.5) * res[1], None))
+
+
 def test_a_function_with_its_own_rule_batches_and_keeps_its_rule_in_gradients():
     np.testing.assert_allclose(ms.vmap(clipped_sin)(X), np.sin(X))
     per_example = ms.vmap(ms.grad(lambda x: np.sum(clipped_sin(x))))(X)
     np.testing.assert_allclose(per_example, np.clip(np.cos(X), -0.5, 0.5))
 
 
-def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_is_refused():
-    with pytest.raises(UnsupportedOperationError, match="its own derivative rule"):
-        ms.grad(lambda x: np.sum(ms.vmap(clipped_sin)(x)))(X)
+def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_uses_the_rule():
+    """grad(vmap(f)): the rule, written for one example, runs vmapped on the batch."""
+    got = ms.grad(lambda x: np.sum(ms.vmap(clipped_sin)(x)))(X)
+    np.testing.assert_allclose(got, np.clip(np.cos(X), -0.5, 0.5))
+    shared = ms.grad(lambda w: np.sum(ms.vmap(scaled_sin, in_axes=(None, 0))(w, X)))(X[0])
+    np.testing.assert_allclose(shared, np.sum(np.clip(np.cos(X[0] * X), -0.5, 0.5) * X, axis=0))
 
 
 def test_a_random_draw_inside_vmap_is_refused_with_its_line():
@@ -360,3 +379,256 @@ def test_captured_state_is_read_at_call_time():
     np.testing.assert_allclose(vf(X), 2 * X)
     SCALE = np.full(3, 3.0)
     np.testing.assert_allclose(vf(X), 3 * X)
+
+
+# -- per-example gradients through convolution, labels, list cotangents, own rules ----
+
+def conv_net(w1, w2, x, y):
+    h = ops.conv2d(x[None], w1, pad_mode="same")
+    h = ops.max_pool2d(np.maximum(h, 0.0), 2)
+    z = np.tanh(h.reshape(-1) @ w2)
+    return np.sum((z - y) ** 2)
+
+
+CONV_W1, CONV_W2 = RNG.normal(size=(3, 2, 3, 3)), RNG.normal(size=(3 * 3 * 2, 2)) / 4
+CONV_X, CONV_Y = RNG.normal(size=(4, 2, 6, 4)), RNG.normal(size=(4, 2))
+
+
+def test_per_example_gradients_of_a_conv_net_match_central_differences(api):
+    args = (CONV_W1, CONV_W2, CONV_X, CONV_Y)
+    gw1, gw2 = ms.vmap(ms.grad(conv_net, grad_position=(0, 1)), in_axes=(None, None, 0, 0))(*args)
+    assert gw1.shape == (4, 3, 2, 3, 3) and gw2.shape == (4, 18, 2)
+    for k in range(4):
+        one = (CONV_W1, CONV_W2, CONV_X[k], CONV_Y[k])
+        np.testing.assert_allclose(gw1[k], api.fd_grad(conv_net, one, 0), atol=1e-6)
+        np.testing.assert_allclose(gw2[k], api.fd_grad(conv_net, one, 1), atol=1e-6)
+
+
+def test_per_example_input_gradients_of_a_conv_net_with_per_example_filters(api):
+    """Filters that differ between examples (grouped convolution), and an input
+    gradient (the transposed convolution) per example, in float32."""
+    w1s = RNG.normal(size=(4,) + CONV_W1.shape)
+    f32 = [a.astype(np.float32) for a in (w1s, CONV_W2, CONV_X, CONV_Y)]
+    gx = ms.vmap(ms.grad(conv_net, grad_position=2), in_axes=(0, None, 0, 0))(*f32)
+    assert gx.dtype == np.float32
+    for k in range(4):
+        want = api.fd_grad(conv_net, (w1s[k], CONV_W2, CONV_X[k], CONV_Y[k]), 2)
+        np.testing.assert_allclose(gx[k], want, atol=2e-3)
+    source = ms.vmap(ms.grad(conv_net, grad_position=2), in_axes=(0, None, 0, 0)).source(*f32)
+    assert "groups=4" in source and "for " not in source
+
+
+LABELS = np.array([2, 0, 1, 1, 2])
+IDX = RNG.integers(-3, 3, size=(5, 2))
+
+
+@pytest.mark.parametrize("fn,args,in_axes", [
+    (lambda x, i: x[i], (X, LABELS), (0, 0)),
+    (lambda x, i: x[i], (X, IDX), (0, 0)),
+    (lambda x, i: x[i], (X[0], IDX), (None, 0)),
+    (lambda x, i: x[:, i] * 2, (RNG.normal(size=(4, 5, 3)), IDX), (1, 0)),
+    (lambda x, i: x[i, :, i], (RNG.normal(size=(3, 2, 3, 5)), IDX.T), (3, 1)),
+    (lambda x, i, j: x[i, j], (RNG.normal(size=(5, 3, 3)), IDX, LABELS[:2]), (0, 0, None)),
+    (lambda x, i: np.take_along_axis(x, i, axis=1),
+     (RNG.normal(size=(5, 2, 3)), RNG.integers(0, 3, size=(5, 2, 4))), (0, 0)),
+    (lambda x, i: np.take(x, i, axis=0), (X[0], IDX), (None, 0)),
+], ids=["label", "array", "shared-x", "slice-first", "not-adjacent", "two-arrays",
+        "take_along_axis", "take"])
+def test_per_example_index_arrays_read_each_examples_positions(fn, args, in_axes):
+    np.testing.assert_allclose(ms.vmap(fn, in_axes=in_axes)(*args), loop(fn, args, in_axes))
+
+
+def scattered(x, i, v):
+    y = x * 1.0
+    y[i] = v
+    y[i + 1] += 2.0
+    return y * np.sum(x[i])
+
+
+def test_per_example_index_arrays_write_each_examples_positions(api):
+    i = np.array([[0, 0], [2, 1], [1, 2], [0, 3], [3, 3]])
+    args, in_axes = (RNG.normal(size=(5, 5)), i, RNG.normal(size=(5, 2))), (0, 0, 0)
+    np.testing.assert_allclose(ms.vmap(scattered)(*args), loop(scattered, args, in_axes))
+    gx = ms.vmap(ms.grad(lambda x, i, v: np.sum(np.sin(scattered(x, i, v)))))(*args)
+    for k in range(5):
+        one = (args[0][k], i[k], args[2][k])
+        np.testing.assert_allclose(
+            gx[k], api.fd_grad(lambda x, v: np.sum(np.sin(scattered(x, i[k], v))),
+                               (args[0][k], args[2][k]), 0), atol=1e-6)
+
+
+def cross_entropy(w, b, x, label):
+    logits = x @ w + b
+    logp = logits - np.log(np.sum(np.exp(logits)))
+    return -logp[label]
+
+
+def test_per_example_cross_entropy_gradients_with_labels_match_central_differences(api):
+    w, b = RNG.normal(size=(3, 4)), RNG.normal(size=4)
+    labels = np.array([3, 0, 1, 3, 2])
+    per_example = ms.vmap(ms.grad(cross_entropy, grad_position=(0, 1)),
+                          in_axes=(None, None, 0, 0))
+    gw, gb = per_example(w, b, X, labels)
+    for k in range(5):
+        one = (w, b, X[k])
+        at_label = lambda w, b, x: cross_entropy(w, b, x, labels[k])  # noqa: E731
+        np.testing.assert_allclose(gw[k], api.fd_grad(at_label, one, 0), atol=1e-6)
+        np.testing.assert_allclose(gb[k], api.fd_grad(at_label, one, 1), atol=1e-6)
+    f32 = per_example(w.astype(np.float32), b.astype(np.float32), X.astype(np.float32), labels)
+    assert all(g.dtype == np.float32 for g in f32)
+    assert "for " not in per_example.source(w, b, X, labels)
+
+
+def picked(w, i):
+    return w[i] * w[0]
+
+
+def test_gradient_of_a_vmapped_read_through_per_example_labels(api):
+    """The adjoint of a shared array read at each example's positions adds them all up
+    (np.add.at over the batch)."""
+    def total(w, labels):
+        return np.sum(np.tanh(ms.vmap(picked, in_axes=(None, 0))(w, labels)))
+    w = RNG.normal(size=4)
+    labels = np.array([3, 0, 3, 3, 1])
+    plain = lambda w: np.sum(np.tanh(w[labels] * w[0]))  # noqa: E731
+    np.testing.assert_allclose(ms.grad(total)(w, labels), api.fd_grad(plain, (w,), 0),
+                               atol=1e-6)
+
+
+def read_in_a_loop(x, w, lim):
+    """A list built by a while loop (its condition shared by the batch), read at other
+    indices by a second loop: its cotangent is a list, built item by item."""
+    ys = []
+    while np.sum(lim) < 10.0:
+        lim = lim * 2.0
+        w = w * 1.5 + x
+        ys.append(np.sin(w))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(ys[i] ** 2 * x)
+    return s
+
+
+def shared_list_read_in_a_loop(x, w, lim):
+    """The list does not depend on the batched input, its items' cotangents do."""
+    ys = []
+    while np.sum(lim) < 10.0:
+        lim = lim * 2.0
+        w = w * 1.5
+        ys.append(np.sin(w))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(ys[i] * x)
+    return s
+
+
+LIM = np.array([0.5, 1.0, 1.5])
+
+
+@pytest.mark.parametrize("fn", [read_in_a_loop, shared_list_read_in_a_loop])
+@pytest.mark.parametrize("pos", [0, 1])
+def test_list_cotangents_batch_per_example_gradients(api, fn, pos):
+    w = RNG.normal(size=3)
+    if pos == 1:
+        source = ms.adjoint_source(fn, X[0], w, LIM, grad_position=pos)
+        assert "rt.list_add_at(" in source and "rt.list_zeros(" in source
+    got = ms.vmap(ms.grad(fn, pos), in_axes=(0, None, None))(X, w, LIM)
+    for k in range(len(X)):
+        np.testing.assert_allclose(got[k], api.fd_grad(fn, (X[k], w, LIM), pos), atol=1e-6)
+
+
+def squared_gradient(fn, pos):
+    def second(x, w, lim):
+        return np.sum(ms.grad(fn, pos)(x, w, lim) ** 2)
+    return second
+
+
+@pytest.mark.parametrize("fn", [read_in_a_loop, shared_list_read_in_a_loop])
+def test_list_cotangents_batch_second_order_through_loops(api, fn):
+    w = RNG.normal(size=3)
+    for outer in (0, 1):
+        second = ms.grad(squared_gradient(fn, 1), outer)
+        got = ms.vmap(second, in_axes=(0, None, None))(X, w, LIM)
+        np.testing.assert_allclose(got, loop(second, (X, w, LIM), (0, None, None)),
+                                   rtol=1e-10, atol=1e-12)
+    # and the second-order gradient agrees with central differences of the first
+    first = ms.grad(fn, 1)
+    want = api.fd_grad(lambda x, w, lim: np.sum(first(x, w, lim) ** 2), (X[0], w, LIM), 0)
+    np.testing.assert_allclose(ms.grad(squared_gradient(fn, 1), 0)(X[0], w, LIM), want,
+                               atol=1e-5)
+
+
+@ms.custom_jvp
+def softplus(x, w):
+    return np.log1p(np.exp(x * w))
+
+
+def _softplus_jvp(primals, tangents):
+    x, w = primals
+    tx, tw = tangents
+    s = 1.0 / (1.0 + np.exp(-x * w))
+    return np.log1p(np.exp(x * w)), s * (tx * w + x * tw)
+
+
+softplus.defjvp(_softplus_jvp)
+
+
+@ms.custom_vjp
+def exact_sin(x):
+    return np.sin(x)
+
+
+exact_sin.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.cos(x),))
+
+
+class Cube(ms.nn.Cell):
+    def construct(self, x, w):
+        return x ** 3 * w
+
+    def bprop(self, x, w, out, dout):
+        return 3 * x ** 2 * w * dout, x ** 3 * dout
+
+
+def batch_total(fn, in_axes):
+    def total(x, w):
+        return np.sum(np.tanh(ms.vmap(fn, in_axes=in_axes)(x, w)))
+    return total
+
+
+@pytest.mark.parametrize("fn", [softplus, Cube(), ms.checkpoint(lambda x, w: np.sin(x * w) * x)],
+                         ids=["custom_jvp", "bprop", "checkpoint"])
+@pytest.mark.parametrize("in_axes", [(0, None), (0, 0)])
+def test_gradients_through_vmap_of_calls_with_their_own_rule(api, fn, in_axes):
+    """grad(vmap(f)) and vmap(grad(f)) where f's rule is exact: central differences."""
+    x = RNG.normal(size=(5, 3)) / 2
+    w = RNG.normal(size=(5, 3) if in_axes[1] == 0 else 3) / 2
+    total = batch_total(fn, in_axes)
+    for pos in (0, 1):
+        np.testing.assert_allclose(ms.grad(total, pos)(x, w), api.fd_grad(total, (x, w), pos),
+                                   atol=1e-6)
+    per_example = ms.vmap(ms.grad(lambda x, w: np.sum(fn(x, w)), (0, 1)), in_axes=in_axes)(x, w)
+    for k in range(5):
+        one = (x[k], w[k] if in_axes[1] == 0 else w)
+        for pos in (0, 1):
+            want = api.fd_grad(lambda x, w: np.sum(fn(x, w)), one, pos)
+            np.testing.assert_allclose(per_example[pos][k], want, atol=1e-6)
+
+
+def test_forward_mode_through_vmap_of_a_custom_jvp_function():
+    x, w, t = X / 2, X[0] / 2, RNG.normal(size=X.shape)
+    out, tangent = ms.jvp(lambda x: ms.vmap(softplus, in_axes=(0, None))(x, w), (x,), (t,))
+    np.testing.assert_allclose(out, softplus(x, w))
+    want = (softplus(x + EPS * t, w) - softplus(x - EPS * t, w)) / (2 * EPS)
+    np.testing.assert_allclose(tangent, want, atol=1e-7)
+
+
+def batched_sines(x):
+    return np.sum(ms.vmap(exact_sin)(x))
+
+
+def test_second_order_through_vmap_of_a_custom_vjp_function():
+    """The batched bwd is ordinary code: its gradient is the second derivative."""
+    def first(x):
+        return np.sum(ms.grad(batched_sines)(x) * x)
+    # d/dx sum(cos(x) * x) = cos(x) - x sin(x)
+    np.testing.assert_allclose(ms.grad(first)(X), np.cos(X) - X * np.sin(X), atol=1e-12)

@@ -33,7 +33,7 @@ def surface() -> set[str]:
     """The names of every lowered callable, method and attribute."""
     from ad_compiler.ad import rules
     from ad_compiler.frontend import builtin_calls
-    names = {_key(obj) for obj, _ in rules._LOWERINGS.values()}
+    names = {_key(obj) for obj, _ in rules.all_lowerings()}
     names |= {f"method.{m}" for m in rules.METHODS}
     names |= {f"attr.{a}" for a in rules.ATTRIBUTES}
     names |= {f"builtins.{n[1:]}" for n in builtin_calls._BUILTINS.values()}

@@ -5,8 +5,8 @@ examples through :func:`batch_function` (its batching rule) and compared with
 a Python loop of the primitive's NumPy template over the examples: every array
 input batched along axis 0, along its last axis, mixed (one input batched,
 the others shared), and along axis 1 where an example has two axes or more.
-Python-number inputs and index arrays stay shared; other concrete arrays are
-rolled per example.
+Python-number inputs and boolean masks stay shared; other concrete arrays (index
+arrays too: each example reads its own positions) are rolled per example.
 A primitive declared later is checked here without a new test.
 """
 from __future__ import annotations
@@ -28,18 +28,10 @@ SIZE = 3
 #: primitives with no batching rule yet, and why (the gap, kept visible)
 NO_RULE = {
     "lstsq": "np.linalg.lstsq takes one matrix, not a stack",
-    "index_winners": "its only inputs are index arrays, and index arrays that differ "
-                     "between examples are not batched",
     "random": "a random draw: a loop over the examples gets new values for each; vmap "
               "refuses it",
     **{name: "lengths known only at run time (ir/dims.py): vmap refuses them"
        for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
-    **{name: "list cotangents (second order through loops): not batched yet, vmap refuses them"
-       for name in ("list_zeros", "list_add_at", "list_add")},
-    **{name: "convolution and pooling (ops/conv.py): not batched yet, vmap refuses them"
-       for name in ("conv", "conv_filter", "conv_transpose", "max_pool", "max_pool_argmax",
-                    "max_pool_gather",
-                    "max_pool_scatter")},
 }
 #: examples for the primitives whose declarations have none with arrays
 EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
@@ -56,10 +48,11 @@ def _case_id(case):
 
 def _batchable(example, family) -> list[int]:
     """The positions of the inputs a test may batch: those given as shapes (arrays the
-    test samples) and concrete arrays (rolled per example), except index arrays (shared:
-    vmap refuses index arrays that differ between examples)."""
+    test samples) and concrete arrays (rolled per example: index arrays that differ
+    between examples), except boolean masks (a mask that differs between examples
+    selects a different number of elements in each: vmap refuses it)."""
     return [k for k, s in enumerate(example.inputs) if isinstance(s, tuple)
-            or isinstance(s, np.ndarray) and family != "indexing"]
+            or isinstance(s, np.ndarray) and s.dtype.kind != "b"]
 
 
 def _ndim(spec) -> int:

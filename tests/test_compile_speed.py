@@ -1,0 +1,158 @@
+"""The machinery behind fast compilation: stage timing and lazy submodules.
+
+No timing is asserted here (speed is measured by benchmarks/compile.py); these tests
+check that the stage report covers every stage of a compilation, costs nothing when
+off, and that submodules imported lazily are still there.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import ad_compiler as ms
+from ad_compiler.stages import StageTimes, stage_times
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def _fresh_function():
+    def f(x, w):
+        h = np.tanh(x @ w)
+        return np.sum(h * h)
+    return f
+
+
+def test_stage_times_report_every_stage_of_a_compilation():
+    x, w = np.ones((2, 3)), np.full((3, 2), 0.5)
+    with stage_times() as times:
+        ms.grad(_fresh_function(), grad_position=(0, 1))(x, w)
+    totals = times.totals()
+    for name in ("parse", "lift", "reverse", "fold", "simplify", "dce", "cse",
+                 "fresh_outputs", "codegen", "compile()"):
+        assert name in totals, name
+        wall, cpu = totals[name]
+        assert wall >= 0.0 and cpu >= 0.0
+    report = times.report()
+    assert report.splitlines()[0].split() == ["stage", "wall", "ms", "cpu", "ms"]
+    assert "\n  parse " in report  # nested inside lift: indented under it
+    assert report.splitlines()[-1].startswith("total")
+    wall, cpu = times.total()
+    assert wall >= totals["lift"][0] and cpu >= totals["lift"][1]
+
+
+def test_stage_times_are_off_outside_the_block():
+    x, w = np.ones((2, 3)), np.full((3, 2), 0.5)
+    with stage_times() as times:
+        pass
+    ms.grad(_fresh_function(), grad_position=(0, 1))(x, w)
+    assert times.rows == [] and StageTimes().report().splitlines()[-1].startswith("total")
+
+
+def test_a_cache_hit_runs_no_stage():
+    f = _fresh_function()
+    g = ms.grad(f)
+    x, w = np.ones((2, 3)), np.full((3, 2), 0.5)
+    g(x, w)
+    with stage_times() as times:
+        g(x, w)
+    assert times.rows == []
+
+
+_LAZY_CHECK = r'''
+import sys
+import ad_compiler as ms
+lazy = ["ad_compiler.nn.layers", "ad_compiler.nn.optim", "ad_compiler.nn.loss",
+        "ad_compiler.api.checking", "ad_compiler.common", "ad_compiler.serialization",
+        "numpy.random"]
+assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]
+from ad_compiler import nn
+from ad_compiler.nn import Adam, Dense
+assert nn.Dense is Dense and Dense.__module__ == "ad_compiler.nn.layers"
+assert issubclass(Adam, nn.Optimizer) and nn.optim.Adam is Adam
+assert ms.nn is nn and ms.Parameter is nn.Parameter
+assert ms.hessian.__module__ == "ad_compiler.api.hessian" and callable(ms.check_grad)
+assert ms.save_checkpoint.__module__ == "ad_compiler.serialization"
+assert ms.common.initializer.__name__ == "ad_compiler.common.initializer"
+assert {"nn", "hessian", "custom_vjp"} <= set(dir(ms)) and "Adam" in dir(nn)
+for name in ms.__all__:
+    getattr(ms, name)
+for name in nn.__all__:
+    getattr(nn, name)
+for module, name in ((ms, "no_such_name"), (nn, "no_such_layer")):
+    try:
+        getattr(module, name)
+    except AttributeError as e:
+        assert name in str(e)
+    else:
+        raise AssertionError(name)
+print("ok")
+'''
+
+
+_RANDOM_MODULE = """
+import sys
+import numpy as np
+import ad_compiler as ms
+assert "numpy.random" not in sys.modules
+
+
+def f(x):
+    return np.sum(x * np.random.randn(3))
+
+
+np.random.seed(0)
+grad = ms.grad(f)(np.ones(3))
+np.random.seed(0)
+assert np.array_equal(grad, np.random.randn(3)), grad
+print("ok")
+"""
+
+
+def test_numpy_random_is_lowered_though_loaded_after_the_compiler(tmp_path):
+    """``np.random`` functions are registered when numpy.random is first imported
+    (``import ad_compiler`` does not import it): a draw in a compiled function is the
+    draw plain Python makes."""
+    path = tmp_path / "draws.py"
+    path.write_text(_RANDOM_MODULE)
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": _ROOT})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_lazy_modules_load_on_first_use():
+    """``import ad_compiler`` leaves the layers, optimizers and rarely used transforms
+    unloaded; attribute access and ``from ... import`` load them."""
+    out = subprocess.run([sys.executable, "-c", _LAZY_CHECK], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": _ROOT})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_the_collector_is_paused_during_a_compilation_only():
+    import gc
+
+    from ad_compiler.gc_pause import gc_paused
+    seen = []
+    with gc_paused():
+        seen.append(gc.isenabled())
+        with gc_paused():
+            seen.append(gc.isenabled())
+        seen.append(gc.isenabled())
+    assert seen == [False, False, False] and gc.isenabled()
+    ms.grad(_fresh_function())(np.ones((2, 3)), np.ones((3, 2)))
+    assert gc.isenabled()
+
+
+def test_a_collector_the_program_disabled_stays_disabled():
+    import gc
+    gc.disable()
+    try:
+        ms.grad(_fresh_function())(np.ones((2, 3)), np.ones((3, 2)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
