@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rules
 from .activity import useful_values, varied_values
 from .reverse import (STRUCTURAL_VJP, accumulate, add_cotangents, backprop_block, merge_into,
                       zero_cotangent)
@@ -314,33 +315,97 @@ def _add_into(b, acc, ct, v):
 
 
 def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:
-    """Let the forward loop save each value the backward sweep reads from its replay.
+    """Let the forward loop save each value the backward sweep reads from its replay,
+    unless recomputing it is free or cheaper than the tape.
 
     The backward body first recomputes the iteration; every recomputed value that a
     VJP op then uses is instead stacked by the forward loop and read back with
-    ``list_get`` (lists hold references: nothing is copied). The recomputation left
+    ``list_get`` (lists hold references: nothing is copied), except the values
+    :func:`_recomputed` keeps: those that are the same in every iteration (LICM
+    then computes them once, before the backward loop) and those that cheap ops
+    make from the iteration's inputs and its counter. The recomputation left
     unused is removed by DCE, so the sweep stores only what it needs.
     """
     replayed = {id(o) for o in info["ops"]}
     forward_of = {id(info["vmap"][id(r)]): r for fop in fwd_region.ops for r in fop.results
                   if id(r) in info["vmap"]}
     needed = _used_outside(bwd_region, replayed)
+    recomputed = _recomputed(info["ops"], {id(info["vmap"][id(a)]) for a in fwd_region.args})
     index = bwd_region.args[0]
     reads, taped = [], {}
     for rop in info["ops"]:
         if rop.prim in ("const", "list_get"):
             continue
         for r in rop.results:
-            if id(r) in needed and id(r) in forward_of:
-                (tape,) = _tape(fwd_op, fwd_region, [forward_of[id(r)]])
-                read = Op("list_get", [tape, index], {}, [Value(r.type, r.hint)], [], rop.loc)
-                read.results[0].producer = read
-                reads.append(read)
-                taped[id(r)] = read.results[0]
+            if id(r) in needed and id(r) in forward_of and id(r) not in recomputed:
+                got = _read_back(fwd_op, fwd_region, forward_of[id(r)], r, index, fwd_op.loc)
+                reads.extend(got)
+                taped[id(r)] = got[-1].results[0]
     _substitute(bwd_region, replayed, taped)  # once for all: a walk per value is quadratic
     bwd_region.ops[:0] = reads
 
 
+def _read_back(fwd_op, fwd_region, value, like, index, loc) -> list:
+    """The ops that read ``value`` (stacked by the forward loop) in iteration ``index``
+    of the backward sweep, as a value of ``like``'s type; the last one gives it.
+
+    A float64 number the forward body converts to a Python float (``math.exp(x)`` is
+    ``float(np.exp(x))``) is stacked as that Python float: the forward's NumPy scalar
+    is then used once only, and the sweep's arithmetic on it can stay on Python floats
+    (passes/pyfloats.py).
+    """
+    twin = next((op.result for op in fwd_region.ops if op.prim == "pyfloat"
+                 and op.inputs[0] is value), None) if like.type == _F64_SCALAR else None
+    (tape,) = _tape(fwd_op, fwd_region, [value if twin is None else twin])
+    read = _op("list_get", [tape, index], {}, (like if twin is None else twin).type,
+               like.hint, loc)
+    if twin is None:
+        return [read]
+    return [read, _op("cast", [read.results[0]], {"dtype": _F64_SCALAR.dtype}, like.type,
+                      like.hint, loc)]
+
+
+_F64_SCALAR = AType((), np.dtype(np.float64))
+
+
+def _op(prim, inputs, params, type_, hint, loc) -> Op:
+    op = Op(prim, inputs, params, [Value(type_, hint)], [], loc)
+    op.results[0].producer = op
+    return op
+
+
+#: ops whose result is cheaper to recompute than to stack and read back: arithmetic on
+#: Python numbers (a few tens of ns) and basic indexing (a view: ``xs[t]``)
+_CHEAP_ON_NUMBERS = frozenset({"add", "sub", "mul", "neg", "square"})
+_INVARIANT, _CHEAP = "invariant", "cheap"
+
+
+def _recomputed(ops, varying: set) -> set:
+    """The ids of the results of the replayed ``ops`` the backward sweep recomputes.
+
+    ``varying`` holds the replayed iteration's inputs (its carried values and its
+    counter). A value is recomputed when everything it is computed from in the
+    iteration is *invariant* (made of values from outside the loop: LICM hoists it)
+    or made by cheap ops (``_CHEAP_ON_NUMBERS`` on Python numbers, ``getitem``)
+    from the iteration's inputs. Ops with regions or effects are never recomputed.
+    """
+    state: dict = dict.fromkeys(varying, _CHEAP)
+    for op in ops:
+        kinds = [state.get(id(v), _INVARIANT) for v in op.inputs]  # else from outside
+        if op.regions or rules.has_effect(op) or None in kinds:
+            kind = None
+        elif all(k == _INVARIANT for k in kinds):
+            kind = _INVARIANT
+        else:
+            kind = _CHEAP if _cheap(op) else None
+        state.update((id(r), kind) for r in op.results)
+    return {key for key, kind in state.items() if kind is not None}
+
+
+def _cheap(op) -> bool:
+    if op.prim == "getitem":
+        return True
+    return op.prim in _CHEAP_ON_NUMBERS and all(r.type.weak for r in op.results)
 def _used_outside(region: Block, replayed: set) -> set:
     used = {id(v) for v in region.results}
     for op in region.ops:

@@ -76,6 +76,9 @@ class Primitive:
     batch: Callable | None = None  # batching rule for vmap (see the module docstring)
     globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
+    on_floats: str = ""            # the same function on a Python float, giving a Python
+    #                                float (``math.sin({0})``): codegen uses it for
+    #                                ``float(op)`` of a Python float (codegen/floats.py)
     _impl: Callable | None = None
     _defaults: dict | None = None
     _inplace: dict | None = None
@@ -163,7 +166,7 @@ def family_batch(family: str, make: Callable) -> None:
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
               array_inputs=False, view=False, inplace=None, globals=None,
-              dynamic=None, effect=False, batch=None) -> Primitive:
+              dynamic=None, effect=False, batch=None, on_floats="") -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -193,6 +196,10 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
     then ``impl`` must be given too.
 
+    ``on_floats`` (optional): a template computing the same number on a Python float
+    as a Python float, raising only where the user's ``math`` call would
+    (``math.sin({0})``); ``float(op)`` of a Python float is emitted with it.
+
     ``dynamic`` says whether inputs may have a dimension known only at run time
     (``None``, see ``ir/dims.py``): ``True`` (its ``infer`` is run on probe
     lengths), ``"native"`` (its ``infer`` handles ``None``) or ``False``. By
@@ -205,7 +212,8 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
                      array_inputs=array_inputs, view=view, globals=dict(globals or {}),
-                     effect=effect, batch=batch, _impl=impl, _inplace=inplace,
+                     effect=effect, batch=batch, on_floats=on_floats, _impl=impl,
+                     _inplace=inplace,
                      dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
     for obj in aliases:

@@ -53,18 +53,11 @@ def emit_if(op, ctx) -> list:
 
 
 def _stack_lists(ctx, op, n_carried) -> list:
-    tape = ctx.tapes.get(id(op))
-    if tape is not None:  # one list of tuples (codegen/tapes.py)
-        return [ast.parse(f"{ctx.tape_name(tape)} = []").body[0]]
     return [ast.parse(f"{ctx.name(r)} = []").body[0] for r in op.results[n_carried:]]
 
 
 def _appends(ctx, op, region, n_carried) -> list:
     values = region.results[n_carried:]
-    tape = ctx.tapes.get(id(op))
-    if tape is not None:
-        items = ", ".join(ctx.name(v) for v in values)
-        return [ast.parse(f"{ctx.tape_name(tape)}.append(({items}))").body[0]]
     return [ast.parse(f"{ctx.name(r)}.append({ctx.name(v)})").body[0]
             for r, v in zip(op.results[n_carried:], values)]
 
@@ -86,10 +79,7 @@ def emit_for(op, ctx) -> list:
 
 def _reverse_lists(ctx, op, n_carried) -> list:
     """``ys.reverse()`` after a reversed loop: item ``i`` of a list is iteration ``i``'s."""
-    tape = ctx.tapes.get(id(op))
-    names = [ctx.tape_name(tape)] if tape is not None else \
-        [ctx.name(r) for r in op.results[n_carried:]]
-    return [ast.parse(f"{name}.reverse()").body[0] for name in names]
+    return [ast.parse(f"{ctx.name(r)}.reverse()").body[0] for r in op.results[n_carried:]]
 
 
 def emit_while(op, ctx) -> list:

@@ -55,7 +55,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
-from . import inplace, tapes
+from . import floats, inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -98,8 +98,9 @@ class EmitContext:
         self._last_where = None
         # id(op) -> input whose buffer takes the result
         self._reuse = inplace.plan(fn) if reuse_buffers else {}
-        self.tapes, self._tape_reads = tapes.plan(fn)  # loops whose lists pack in one
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
+        # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
+        self._on_floats, self._absorbed = floats.plan(fn)
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -111,6 +112,8 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._ns.fresh(v.hint)
         for op in block.ops:
+            if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
+                continue
             if block is self.fn.body and _is_alias(op):
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
                 continue
@@ -158,7 +161,7 @@ class EmitContext:
             before = self._last_where
             comment = self._comment(op.loc)
             stmts = self._op(op)
-            if not stmts:  # an op that emits nothing (a packed tape read) gets no comment
+            if not stmts:  # an op that emits nothing (written by its float()) gets no comment
                 comment, self._last_where = [], before
             out.extend(comment)
             out.extend(stmts)
@@ -167,11 +170,8 @@ class EmitContext:
         return out
 
     def _release(self, op) -> list:
-        """``del`` the tapes ``op`` is the last reader of (a packed tape by its one name)."""
-        names = dict.fromkeys(self.tape_name(self.tapes[id(v.producer)])
-                              if id(v.producer) in self.tapes else self.name(v)
-                              for v in self._releases.get(id(op), ()))
-        return [ast.parse(f"del {name}").body[0] for name in names]
+        """``del`` the tapes ``op`` is the last reader of."""
+        return [ast.parse(f"del {self.name(v)}").body[0] for v in self._releases.get(id(op), ())]
 
     def bind(self, targets, sources) -> list:
         """``target = source`` for each pair of values."""
@@ -194,9 +194,11 @@ class EmitContext:
             return special(op, self)
         if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
             return []
-        tape = self._tape_reads.get(id(op))
-        if tape is not None:
-            return self._tape_read(op, tape)
+        if id(op) in self._absorbed:
+            return []  # written by the float() of it (codegen/floats.py)
+        if id(op) in self._on_floats:
+            template, x = self._on_floats[id(op)]
+            return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         if k is not None:
@@ -206,17 +208,6 @@ class EmitContext:
             return [ast.parse(source).body[0]]
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
-
-    def tape_name(self, tape) -> str:
-        """The one list a packed tape lives in (named after its first list)."""
-        return self.name(tape.lists[0])
-
-    def _tape_read(self, op, tape) -> list:
-        if op is not tape.reads[0]:
-            return []  # bound by the first read's unpacking
-        targets = ", ".join(self.name(r.result) for r in tape.reads)
-        index = self.name(op.inputs[1])
-        return [ast.parse(f"{targets} = {self.tape_name(tape)}[{index}]").body[0]]
 
     # -- expressions -----------------------------------------------------------
     def expr(self, source: str, op=None) -> ast.expr:

@@ -311,7 +311,7 @@ class BuiltinLifter:
         out = lower(self.b, *args, **kwargs)
         if isinstance(out, Value) and out.type.dtype.kind in "fiub" and not (
                 out.type.weak and out.type.dtype.kind == "f"):
-            out = self.b.pyfloat(self._scalar(out, "float"))
+            out = self.b.pyfloat(self._scalar(out, "float"), hint=out.hint)  # math.tanh: tanh
         return out
 
 

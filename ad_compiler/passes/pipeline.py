@@ -19,10 +19,11 @@ from .licm import licm
 from .loops import simplify_loops
 from .negate import negate
 from .operands import scalar_operands
+from .pyfloats import python_floats
 from .simplify import simplify
 
-PIPELINE = [fold, simplify, negate, dce, algebra, simplify_loops, fold, simplify, scalar_operands, licm,
-            cse, dce, fresh_outputs]
+PIPELINE = [fold, simplify, negate, dce, algebra, simplify_loops, fold, simplify, python_floats,
+            scalar_operands, licm, cse, dce, fresh_outputs]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:
