@@ -184,6 +184,11 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
     """
     k = op.params["n_carried"]
     body_args = [a for a in region.args if a is not index]
+    # the carried slot (in the op's results, its initial values and the body's yields)
+    # of each body argument: a for's index comes first; a while's counter, added when
+    # the loop was first differentiated, may sit before slots added later (a tangent)
+    first = 1 if op.prim == "for" else 0
+    slot = [p - first for p, a in enumerate(region.args) if a is not index]
     finals, user_lists = op.results[:k], op.results[k:]
     seeds = [cts.get(id(r)) for r in finals]
     list_seeds = [cts.get(id(r)) for r in user_lists]
@@ -198,7 +203,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
     tapes = _tape(op, region, body_args)
     info: dict = {}
     with b.at(op.loc):
-        ct_init = [_as_ct(b, seeds[j], finals[j]) for j in carried]
+        ct_init = [_as_ct(b, seeds[slot[j]], finals[slot[j]]) for j in carried]
         acc_init = [_zeros(b, v) for v in captures]
 
         def body(b, i, state):
@@ -207,7 +212,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
             vmap[id(index)] = i
             yield_seeds = [None] * n_yields
             for pos, j in enumerate(carried):
-                yield_seeds[j] = ct_carried[pos]
+                yield_seeds[slot[j]] = ct_carried[pos]
             for pos, ct in enumerate(list_seeds):
                 if ct is not None:
                     hint = "d" + (region.results[k + pos].hint or "v")
@@ -217,8 +222,8 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
                           captures + reads, info)
             # a carried value the body overwrites without reading gets zeros: made like
             # the loop's initial value (the forward loop's own argument is out of scope)
-            new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j], init[j])
-                      for j in carried]
+            new_ct = [_as_ct(b, got.get(id(vmap[id(body_args[j])])), body_args[j],
+                             init[slot[j]]) for j in carried]
             new_acc = [a if got.get(id(c)) is None else _add_into(b, a, got[id(c)], c)
                        for a, c in zip(acc, captures)]
             items = [_item_ct(b, got, vmap, group) for _, group in listed.values()]
@@ -229,7 +234,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
     if out:
         _tape_instead_of_recompute(op, region, out[0].producer.regions[0], info)
     for pos, j in enumerate(carried):
-        accumulate(b, cts, init[j], out[pos])
+        accumulate(b, cts, init[slot[j]], out[pos])
     state = len(carried) + len(captures)
     for c, ct in zip(captures, out[len(carried):state]):
         accumulate(b, cts, c, ct)

@@ -231,3 +231,31 @@ def test_transforms_made_outside_are_inlined_when_called_inside():
     assert value == pytest.approx(uses_module_level_transforms(X), rel=1e-12)
     ms.check_grad(uses_module_level_transforms, (X,))
     ms.check_grad(uses_module_level_transforms, (-X,))
+
+
+def grows_until(a):
+    for _ in range(4):          # a data-dependent exit: a while with a counter
+        a = np.tanh(a) * 1.3 + 0.1 * a
+        if np.sum(a) > 1.0:
+            break
+    return np.sum(np.sin(a) * a)
+
+
+def sum_of_hessian(x):
+    return np.sum(ms.hessian(grows_until)(x))
+
+
+def test_gradient_of_a_hessian_through_a_loop_with_break():
+    """Reverse mode over the forward-over-reverse code of a loop with a break: the
+    loop's counter (added when it was first differentiated) sits before the tangent
+    carried after it (fuzz seed 488: an internal IRError, 'dn_iter changes type')."""
+    x = np.array([[0.1, -0.2], [0.3, 0.05], [-0.1, 0.2]])
+    value, grad = ms.value_and_grad(sum_of_hessian)(x)
+    assert value == pytest.approx(sum_of_hessian(x))
+    fd = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[k] += 1e-5
+        lo[k] -= 1e-5
+        fd[k] = (sum_of_hessian(hi) - sum_of_hessian(lo)) / 2e-5
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5)
