@@ -16,7 +16,7 @@ Steps:
    or disagrees with the hand-written gradient is reported and not timed.
 4. Time everything side by side: each round runs one batch of each callable (the
    hand-written gradient twice: the second copy's ratio, the A/A column, is the
-   noise of the measurement), in a rotating order; per-call medians over rounds
+   noise of the measurement), in a new order each round; per-call medians over rounds
    are compared as ratios to the hand-written gradient.
 5. Measure the cache-hit overhead of the gradient function and check the targets.
 
@@ -199,16 +199,15 @@ def calls_per_batch(fn, args, target_ns):
 
 def time_side_by_side(calls, rounds, target_ns):
     """Median per-call nanoseconds of each ``(fn, args)`` in ``calls``, timed side by
-    side: each round runs one batch of each, the order rotating between rounds."""
+    side: each round runs one batch of each, in a new order each round."""
     sizes = [calls_per_batch(fn, args, target_ns) for fn, args in calls]
     times = [[] for _ in calls]
-    gc_was_enabled = gc.isenabled()
+    shuffle = np.random.default_rng(0)  # a new order each round, the same at every run:
+    gc_was_enabled = gc.isenabled()     # no callable always follows the same other one
     gc.disable()
     try:
-        for r in range(rounds):
-            order = list(range(len(calls)))
-            order = order[r % len(order):] + order[:r % len(order)]
-            for i in order:
+        for _ in range(rounds):
+            for i in shuffle.permutation(len(calls)):
                 fn, args = calls[i]
                 times[i].append(run_batch(fn, args, sizes[i]) / sizes[i])
     finally:
