@@ -10,15 +10,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import nn
-
-
-def _fd(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
+from tests.finite_differences import central
 
 
 def test_cross_entropy_smoothing_ignore_index_weight_mean_by_hand():
@@ -39,7 +31,7 @@ def test_cross_entropy_smoothing_ignore_index_weight_mean_by_hand():
     assert float(loss(x, y)) == pytest.approx(want, rel=1e-12)
 
     g = ms.grad(lambda x: loss(x, y))(x)
-    np.testing.assert_allclose(g, _fd(lambda x: float(loss(x, y)), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, central(lambda x: float(loss(x, y)), x), rtol=1e-6, atol=1e-8)
     assert np.all(g[2] == 0.0)                      # an ignored sample gets no gradient
 
 
@@ -64,7 +56,7 @@ def test_bce_adds_1e_12_inside_the_logs():
     xs = np.array([0.2, 0.7, 0.5])
     ys = np.array([1.0, 0.0, 0.3])
     np.testing.assert_allclose(ms.grad(lambda v: loss(v, ys))(xs),
-                               _fd(lambda v: float(loss(v, ys)), xs), rtol=1e-7)
+                               central(lambda v: float(loss(v, ys)), xs), rtol=1e-7)
 
 
 def test_bce_float32_at_the_edges_is_finite():

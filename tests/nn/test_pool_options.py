@@ -10,6 +10,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import nn, ops
+from tests.finite_differences import central
 
 RNG = np.random.default_rng(7)
 
@@ -47,15 +48,6 @@ def _reference(x, k, s, p, kind, ceil=False, d=1, include_pad=True, divisor=None
     return out, idx
 
 
-def _fd_grad(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
 def _check_grad(layer, x):
     wts = RNG.normal(size=np.shape(layer(x)[0] if isinstance(layer(x), tuple) else layer(x)))
 
@@ -64,7 +56,7 @@ def _check_grad(layer, x):
         out = out[0] if isinstance(out, tuple) else out
         return np.sum(out * wts)
     g = ms.grad(loss)(x)
-    np.testing.assert_allclose(g, _fd_grad(lambda v: float(loss(v)), x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(g, central(lambda v: float(loss(v)), x), rtol=1e-6, atol=1e-7)
 
 
 X = RNG.permutation(2 * 2 * 7 * 6).reshape(2, 2, 7, 6).astype(np.float64) / 10.0  # distinct
@@ -99,7 +91,7 @@ def test_indices_inside_compiled_code_have_no_gradient():
         out, idx = pool(x)
         return np.sum(out * out) + np.sum(idx) * 0.0
     g = ms.grad(f)(X)
-    np.testing.assert_allclose(g, _fd_grad(lambda v: float(f(v)), X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, central(lambda v: float(f(v)), X), rtol=1e-6, atol=1e-8)
     src = ms.adjoint_source(f, X)
     assert "max_pool_argmax" in src or "max_pool(" in src
 
@@ -147,7 +139,7 @@ def test_conv2d_nhwc():
         conv.weight.set_data(w)
         return float(np.sum(conv(x_nhwc) ** 2))
     w0 = conv.weight.asnumpy().copy()
-    np.testing.assert_allclose(gw[0], _fd_grad(loss_of, w0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw[0], central(loss_of, w0), rtol=1e-6, atol=1e-8)
 
 
 def test_float32_and_unbatched_inputs():
