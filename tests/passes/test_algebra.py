@@ -335,3 +335,16 @@ def test_only_exact_rewrites_in_the_shared_pipeline(ir):
     b, (x,) = ir.new(("x", ir.arr(3)))
     fn = ir.finish(b, *build(b, x))
     assert ir.prims(dce(algebra(fn))).count("add") == 2
+
+
+def cubic_over_quadratic(x):
+    return np.sum(x ** 3 / (1 + x * x) + x ** 4 * 0.1)
+
+
+def test_small_integer_powers_of_arrays_are_products_in_a_gradient():
+    x = RNG.standard_normal(5)
+    src = check(cubic_over_quadratic, x)
+    assert "**" not in _code(src).replace("** 2", ""), src
+    check_float32(cubic_over_quadratic, x)
+    value, _ = ms.value_and_grad(cubic_over_quadratic)(x)
+    assert value == cubic_over_quadratic(x)          # the forward keeps Python's x ** 3
