@@ -111,7 +111,7 @@ COMPLEX: dict = dict.fromkeys((
     # holomorphic elementwise: the real rule ct * f'(z) is the transpose
     "add", "sub", "mul", "div", "neg", "pow", "pow_scalar", "exp", "log", "sin", "cos", "tan",
     "tanh", "sinh", "cosh", "sqrt", "square", "reciprocal", "log1p", "expm1", "log2", "log10",
-    "exp2", "arcsin", "arccos", "arctan", "arctanh", "sigmoid",
+    "exp2", "arcsin", "arccos", "arctan", "arctanh", "arcsinh", "arccosh", "sigmoid",
     "abs", "where", "copy",
     # linear data movement and indexing
     "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "slice_axis", "pad",

@@ -69,11 +69,30 @@ unary("sinh", "np.sinh({0})", lambda b, g, out, x: b.mul(g, b.cosh(x)),
       aliases=(np.sinh, math.sinh))
 unary("cosh", "np.cosh({0})", lambda b, g, out, x: b.mul(g, b.sinh(x)),
       aliases=(np.cosh, math.cosh))
-# sqrt(x**2 + 1) as hypot(x, 1): no overflow for large |x|
-unary("arcsinh", "np.arcsinh({0})", lambda b, g, out, x: b.div(g, b.hypot(x, _one(b))),
-      aliases=(np.arcsinh, math.asinh))
-unary("arccosh", "np.arccosh({0})",
-      lambda b, g, out, x: b.div(g, b.sqrt(b.mul(b.sub(x, _one(b)), b.add(x, _one(b))))),
+def _complex(x) -> bool:
+    return x.type.dtype.kind == "c"
+
+
+def _arcsinh_scale(b, g, out, x):
+    """d arcsinh(x) = 1 / sqrt(x**2 + 1): as hypot(x, 1) for real x (no overflow for
+    large |x|); for complex z the principal sqrt(1 + z**2) (hypot is a modulus)."""
+    root = b.sqrt(b.add(_one(b), b.square(x))) if _complex(x) else b.hypot(x, _one(b))
+    return b.div(g, root)
+
+
+def _arccosh_scale(b, g, out, x):
+    """d arccosh(x) = 1 / (sqrt(x - 1) sqrt(x + 1)): NumPy's principal branch also for
+    complex z, where sqrt((z - 1)(z + 1)) may take the other sign; one sqrt for real
+    x > 1, where both are the same."""
+    if _complex(x):
+        root = b.mul(b.sqrt(b.sub(x, _one(b))), b.sqrt(b.add(x, _one(b))))
+    else:
+        root = b.sqrt(b.mul(b.sub(x, _one(b)), b.add(x, _one(b))))
+    return b.div(g, root)
+
+
+unary("arcsinh", "np.arcsinh({0})", _arcsinh_scale, aliases=(np.arcsinh, math.asinh))
+unary("arccosh", "np.arccosh({0})", _arccosh_scale,
       domain="above_one", aliases=(np.arccosh, math.acosh))
 unary("arctanh", "np.arctanh({0})", lambda b, g, out, x: b.div(g, _one_minus_square(b, x)),
       domain="unit", aliases=(np.arctanh, math.atanh))
