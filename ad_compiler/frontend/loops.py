@@ -32,6 +32,8 @@ Invariants:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InvalidOperandError, UnsupportedSyntaxError
 from ..ir.control import build_for, build_while
 from ..ir.core import Block, Value
@@ -48,6 +50,25 @@ MAX_UNROLL = 10_000
 MAX_ROUNDS = 4
 
 
+class _LiveItems:
+    """The items of a compile-time ndarray a ``for`` runs over, each read when its
+    iteration starts, as Python's iterator reads them: a write in place into the array
+    in an earlier iteration (run on the compile-time array) reaches the later items
+    (``for v in a: a /= 2``: the second ``v`` is halved)."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, k):
+        return self.array[k]
+
+    def __iter__(self):
+        return (self.array[k] for k in range(len(self.array)))
+
+
 class LoopLifter(CarryLifter):
     """Mixin of :class:`~.to_ssa.Lifter`: ``for`` and ``while``."""
 
@@ -57,7 +78,12 @@ class LoopLifter(CarryLifter):
             it = self.iteration(seq)
             items = self.static_items(seq) if it is None else \
                 it.items(self.b) if it.static else None
-        with self.iterating_over(() if it is None else it.sources):
+            if isinstance(seq, np.ndarray) and seq.ndim:
+                items = _LiveItems(seq)
+        # a compile-time array whose items are read live (_LiveItems) cannot see a write
+        # of a run-time value into it: that is refused, as for a run-time array's rows
+        live = [items.array] if isinstance(items, _LiveItems) else []
+        with self.iterating_over(live if it is None else it.sources):
             if items is not None:
                 self.unroll(node, items)
                 return

@@ -270,6 +270,27 @@ def matmul_with_a_stack_of_floats(x, s, t):
     return np.sum(x @ np.stack([s, s, t]))
 
 
+# -- a loop over a compile-time array that the body writes in place ------------------
+
+def loop_over_a_constant_array_written_in_place(x):
+    t = np.linspace(0.06, -0.68, 4, endpoint=False)   # computed when compiling
+    s = 0.0
+    for v in t:              # Python reads each item when its iteration starts
+        t /= (t * t + 1.0)   # in place: the later items are divided too
+        t = t * 0.5 + t      # rebinds t: the loop still runs over the first array
+        s = s + v * np.sum(x)
+    return s + np.sum(t)
+
+
+def loop_over_a_constant_matrix_written_in_place(x):
+    m = np.ones((3, 2))
+    s = 0.0
+    for row in m:            # rows are views: a write into m reaches the later rows
+        m *= 2.0
+        s = s + np.sum(row * x)
+    return s
+
+
 CASES = [
     (constant, (X3,)),
     (invariant_maximum_in_a_loop, (X3,)),
@@ -319,6 +340,8 @@ CASES = [
     (comprehension_rebuilt_in_a_branch, (-X3,)),
     (returns_a_comprehension, (X3,)),
     (returns_an_appended_list, (X3,)),
+    (loop_over_a_constant_array_written_in_place, (X3,)),
+    (loop_over_a_constant_matrix_written_in_place, (np.array([0.5, -1.5]),)),
 ]
 
 
@@ -488,3 +511,19 @@ def test_a_filter_on_the_counter_unrolls_the_comprehension(api):
         api.assert_grad(grad, api.fd_grad(filtered_by_the_counter, [x], 0), x)
     with pytest.raises(UnsupportedOperationError, match="its length is not"):
         ms.grad(filtered_by_data)(X3)   # the length depends on the data
+
+
+def loop_over_a_constant_array_written_with_an_input(x):
+    t = np.linspace(0.06, -0.68, 4, endpoint=False)
+    s = 0.0
+    for v in t:
+        t /= np.sum(x)       # a run-time value written into the array the loop reads
+        s = s + v
+    return s
+
+
+def test_a_run_time_write_into_a_constant_array_a_loop_reads_is_located():
+    with pytest.raises(UnsupportedOperationError, match="an enclosing 'for' loop runs over") \
+            as info:
+        ms.value_and_grad(loop_over_a_constant_array_written_with_an_input)(X3)
+    assert info.value.loc is not None and "t /= np.sum(x)" in str(info.value)
