@@ -29,10 +29,10 @@ from ..ir.core import AType, Value
 from ..tensor import unwrap
 from .grad import Config, GradFunction, _check_bool, grad, refuse_local
 from .hessian import _component, hessian
-from .packing import _shape_fits, _value
+from .packing import _shape_fits
 from .signature import PYFLOAT, flatten
 from .transforms import (_as_tuple, _jvp_entry, _positions, _split_aux, _tangent_leaves,
-                         _tangent_of, _what, jacfwd, jacrev, jvp, vjp)
+                         _tangent_of, _what, jacfwd, jacrev, jvp, jvp_results, vjp)
 
 
 # -- vjp -------------------------------------------------------------------------------
@@ -81,13 +81,7 @@ def inlined_jvp(b, fn, inputs, v, has_aux=False):
     captured = b.read_captured(lifted.captured, owner_of(fn)) if lifted.captured else []
     from ..ir.clone import inline
     outs = inline(b, ir, leaves + params + captured + t_leaves)
-    half = len(outs) // 2
-    out = _value(lifted.out_tree, outs[:half], False)
-    tan = _value(lifted.out_tree, outs[half:], False, tangent=True)
-    if not has_aux:
-        return out, tan
-    (o, aux), (t, _) = _split_aux(out, True), _split_aux(tan, True)
-    return o, t, aux
+    return jvp_results(lifted.out_tree, outs, False, has_aux)
 
 
 def _tangent_value(b, a, kind: str, t, path: str) -> Value:

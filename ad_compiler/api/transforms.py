@@ -17,7 +17,7 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_complex
-from .packing import no_parameter_writes
+from .packing import _value, no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
 from .signature import PYCOMPLEX, PYFLOAT, TENSOR, leaf_kind, signature
@@ -212,7 +212,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     """
     _check_bool("has_aux", has_aux)
     check_callable(fn)
-    from .packing import _value, set_written
+    from .packing import set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
@@ -221,9 +221,15 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     outs = compiled.fn(*leaves, *params, *state, *t_leaves)
     half = len(outs) // 2
     set_written(lifted.effects, outs[half - len(lifted.effects):half])
-    as_tensor = TENSOR in kinds
-    out = _value(lifted.out_tree, outs[:half], as_tensor)
-    tan = _value(lifted.out_tree, outs[half:], as_tensor, tangent=True)
+    return jvp_results(lifted.out_tree, outs, TENSOR in kinds, has_aux)
+
+
+def jvp_results(out_tree, outs, as_tensor: bool, has_aux: bool):
+    """``(out, tangent)`` (``(out, tangent, aux)`` with ``has_aux``) from the outputs of
+    forward-mode code: the values, then as many tangents (constant leaves get zeros)."""
+    half = len(outs) // 2
+    out = _value(out_tree, outs[:half], as_tensor)
+    tan = _value(out_tree, outs[half:], as_tensor, tangent=True)
     if not has_aux:
         return out, tan
     (o, aux), (t, _) = _split_aux(out, True), _split_aux(tan, True)
