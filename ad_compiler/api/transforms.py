@@ -22,7 +22,7 @@ from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check
                    check_callable)
 from .signature import PYCOMPLEX, PYFLOAT, TENSOR, leaf_kind, signature
 
-_TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
+_TYPE = r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$"  # re caches it compiled on first use
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
            "i64": np.int64}
 _GUESSES = ("f32[3]", "f32[]", "f32[3,3]", "f32[2,3]", "f32[4,3]")
@@ -33,7 +33,7 @@ def example_from_type(text: str):
     text = text.strip()
     if text == "float":
         return 0.5
-    m = _TYPE.match(text)
+    m = re.match(_TYPE, text)
     if not m:
         raise GradValueError(f"cannot read the type {text!r}", hint="write e.g. f32[3,4], f64[], float")
     shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
@@ -45,7 +45,7 @@ def example_from_type(text: str):
 def _is_type_string(a) -> bool:
     """``'f32[2,3]'`` or ``'float'``: an input described by its type; other strings are
     the function's own (constant) string arguments."""
-    return isinstance(a, str) and (a.strip() == "float" or _TYPE.match(a.strip()) is not None)
+    return isinstance(a, str) and (a.strip() == "float" or re.match(_TYPE, a.strip()) is not None)
 
 
 def _n_inputs(fn) -> int:

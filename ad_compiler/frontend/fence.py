@@ -17,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..errors import UnsupportedSyntaxError
+from .nodes import children
 
 #: node type -> (what it is, what to write instead)
 _REJECTED = {
@@ -63,7 +64,7 @@ def fence(tree, source) -> None:
                                          hint=hint)
         # a raise (with its f-string message) is fine in a branch that is not taken
         in_raise = in_raise or isinstance(node, (gast.Raise, gast.Assert))
-        todo.extend((child, in_raise) for child in reversed(list(gast.iter_child_nodes(node))))
+        todo.extend((child, in_raise) for child in reversed(children(node)))
 
 
 def _problem(node, in_raise: bool):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import __future__
 import ast
-import hashlib
 import inspect
 import linecache
 import threading
@@ -27,7 +26,7 @@ from ..errors import SourceLoc, UnsupportedSyntaxError
 
 _LOCK = threading.Lock()
 _VERIFIED: dict[str, list] = {}          # file -> the lines verified last
-_INDEX: dict[tuple, dict] = {}           # (file, digest of text, ...) -> {line: [code ...]}
+_INDEX: dict[tuple, dict] = {}           # (file, text, ...) -> {line: [code ...]}
 #: the code flags of ``from __future__`` imports (exec'd code may inherit them)
 _FUTURE = 0
 for _name in __future__.all_feature_names:
@@ -80,7 +79,7 @@ def _defines(lines, file: str, code, pytest_rewritten: bool) -> bool:
     for text in (_top_level_block(lines, code.co_firstlineno), "".join(lines)):
         if text is None:
             continue
-        key = (file, hashlib.blake2b(text.encode()).digest(), pytest_rewritten, flags)
+        key = (file, text, pytest_rewritten, flags)  # the text itself: no digest to trust
         index = _INDEX.get(key)
         if index is None:
             index = _INDEX[key] = _index(text, file, pytest_rewritten, flags)

@@ -34,8 +34,6 @@ is about ``eps * |ds|`` instead of 0).
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from ..ad import rules
@@ -112,7 +110,7 @@ def _float(t) -> bool:
 def _irrelevant(fn: Function, group) -> bool:
     """Whether the tangent of every output of ``fn`` is 0 when the values of
     ``group`` (equal values of one type) move by ``δ``."""
-    tangent = {id(m): (ADD, Fraction(1)) for m in group}
+    tangent = {id(m): (ADD, _exact(1)) for m in group}
     delta = group[0].type.shape
     producers = {id(m.producer) for m in group}
     start = min(i for i, op in enumerate(fn.body.ops) if id(op) in producers)
@@ -175,7 +173,13 @@ def _number(v):
     if c is None or np.size(c) != 1 or np.asarray(c).dtype.kind not in "iuf":
         return None
     c = float(np.asarray(c).reshape(()))
-    return Fraction(c) if np.isfinite(c) else None
+    return _exact(c) if np.isfinite(c) else None
+
+
+def _exact(x):
+    """``x`` as an exact rational (fractions is imported when a proof needs one)."""
+    from fractions import Fraction
+    return Fraction(x)
 
 
 def _step(op, ins, delta):
@@ -205,7 +209,7 @@ def _unary(op, ins, delta):
     if prim == "pow_scalar" and kind == MUL:
         p = op.params.get("exponent")
         if isinstance(p, (int, float)) and not isinstance(p, bool) and np.isfinite(p):
-            return (MUL, a * Fraction(p))
+            return (MUL, a * _exact(p))
     if prim == "cast" and _float(op.result.type):
         return ins[0]
     if prim in _SHAPE_OPS and int(np.prod(delta)) == 1:
