@@ -55,7 +55,7 @@ from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
 from . import floats, inplace, tapes
-from .unparse import unparse
+from .unparse import expression, placeholders, statement, unparse
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -201,12 +201,17 @@ class EmitContext:
             return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
-        if k is not None:
-            form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
-            source = form(names, **{p: self._param(op, p) for p in op.params}) \
-                if callable(form) else form.format(*names)
-            return [ast.parse(source).body[0]]
-        value = self.expr(self._call_source(op, prim), op)
+        names, inputs = [self.name(v) for v in op.inputs], placeholders(len(op.inputs))
+        if k is not None:  # the template is filled with placeholders, rendered once per text
+            form = prim.inplace[k]
+            source = form(inputs, **{p: self._param(op, p) for p in op.params}) \
+                if callable(form) else form.format(*inputs)
+            return [statement(source, names)]
+        try:
+            value = expression(self._call_source(op, prim, inputs), names)
+        except SyntaxError:
+            source = self._call_source(op, prim, names)
+            raise IRError(f"primitive {op.prim!r} produced invalid Python: {source!r}") from None
         return [assign([self.name(r) for r in op.results], value)]
 
     # -- expressions -----------------------------------------------------------
@@ -218,8 +223,7 @@ class EmitContext:
             what = f"primitive {op.prim!r}" if op is not None else "codegen"
             raise IRError(f"{what} produced invalid Python: {source!r}") from None
 
-    def _call_source(self, op, prim) -> str:
-        inputs = [self.name(v) for v in op.inputs]
+    def _call_source(self, op, prim, inputs: list) -> str:
         if callable(prim.emit):
             return prim.emit(inputs, **{k: self._param(op, k) for k in op.params})
         n, used = rules.template_fields(prim.emit)

@@ -18,6 +18,7 @@ parenthesised unless it cannot need it (a name, a call, an attribute ...).
 from __future__ import annotations
 
 import ast
+import functools
 import math
 
 from ..ir.names import one_line
@@ -206,7 +207,8 @@ def _comma_list(items, trailing: bool | None = None) -> str:
 
 
 def _name(node, pp):
-    return node.id
+    k = _PLACEHOLDER_INDEX.get(node.id)
+    return node.id if k is None else f"\0{k}\0"  # NUL: in no other text written
 
 
 def _constant(node, pp):
@@ -334,6 +336,99 @@ _EXPRESSIONS = {
 }
 
 
+# -- templates: rendered once per text -----------------------------------------------
+#
+# Most statements of a generated function are a primitive's template with the op's
+# inputs and params filled in. The template is filled with placeholder names for the
+# inputs (dunder names, which no generated name is), rendered once per distinct text
+# (a pure function of the text: remembered in a bounded memo, never stale), and the
+# inputs' names are put in where the placeholders were written.
+
+_PLACEHOLDERS = tuple(f"__ad_in{k}__" for k in range(64))
+_PLACEHOLDER_INDEX = {name: k for k, name in enumerate(_PLACEHOLDERS)}
+
+
+def placeholders(n: int) -> list:
+    """Names to fill a template's ``n`` inputs with (see :func:`expression`)."""
+    if n > len(_PLACEHOLDERS):
+        raise ValueError(f"{n} inputs: a template takes at most {len(_PLACEHOLDERS)}")
+    return list(_PLACEHOLDERS[:n])
+
+
+class Rendered(ast.expr):
+    """An expression: ``source`` (inputs named by :func:`placeholders`) with ``names``."""
+
+    _fields = ("source", "names")
+
+
+class RenderedStatement(ast.stmt):
+    """A one-line statement: ``source`` (inputs named by placeholders) with ``names``."""
+
+    _fields = ("source", "names")
+
+
+def expression(source: str, names: list) -> ast.expr:
+    """The expression ``source`` with its placeholders standing for ``names``: a node
+    :func:`unparse` writes without parsing it again. SyntaxError if it is not one."""
+    if _pieces(source, "eval", _P["Assign"]) is None:  # parses it: SyntaxError
+        return _substituted(ast.parse(source, mode="eval").body, names)
+    return Rendered(source=source, names=names)
+
+
+def statement(source: str, names: list) -> ast.stmt:
+    """The single statement ``source`` with its placeholders standing for ``names``."""
+    if _pieces(source, "exec", 0) is None:
+        return _substituted(ast.parse(source).body[0], names)
+    return RenderedStatement(source=source, names=names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pieces(source: str, mode: str, pp: int) -> tuple | None:
+    """``source`` written at precedence ``pp`` (a statement: on one line), split at its
+    placeholders (their indices at the odd positions); None when this module does not
+    write it (astor does, from the parsed tree)."""
+    tree = ast.parse(source, mode=mode)
+    try:
+        if mode == "eval":
+            text = _expr(tree.body, pp)
+        else:
+            lines: list = []
+            if len(tree.body) != 1:
+                return None
+            _statement(tree.body[0], 0, lines)
+            if len(lines) != 1:
+                return None
+            text = lines[0]
+    except _Unsupported:
+        return None
+    parts = text.split("\0")
+    return tuple(int(p) if k % 2 else p for k, p in enumerate(parts))
+
+
+def _joined(pieces: tuple, names: list) -> str:
+    return "".join(names[p] if k % 2 else p for k, p in enumerate(pieces))
+
+
+def _rendered(node, pp):
+    return _joined(_pieces(node.source, "eval", pp), node.names)
+
+
+def _rendered_statement(node, level, lines):
+    lines.append(_line(level, _joined(_pieces(node.source, "exec", 0), node.names)))
+
+
+def _substituted(node, names: list):
+    """``node`` with each placeholder name replaced by its name in ``names``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in _PLACEHOLDER_INDEX:
+            n.id = names[_PLACEHOLDER_INDEX[n.id]]
+    return node
+
+
+_EXPRESSIONS["Rendered"] = _rendered
+_STATEMENTS["RenderedStatement"] = _rendered_statement
+
+
 # -- anything else: astor -------------------------------------------------------------
 
 def _astor_unparse(tree) -> str:
@@ -344,6 +439,15 @@ def _astor_unparse(tree) -> str:
 
         def visit_Comment(self, node):
             self.statement(node, "# " + one_line(node.text))
+
+        def visit_Rendered(self, node):
+            parsed = _substituted(ast.parse(node.source, mode="eval").body, node.names)
+            if hasattr(node, "_pp"):
+                parsed._pp = node._pp
+            self.visit(parsed)
+
+        def visit_RenderedStatement(self, node):
+            self.visit(_substituted(ast.parse(node.source).body[0], node.names))
 
         def visit_Return(self, node):
             if not isinstance(node.value, ast.Tuple):
