@@ -17,9 +17,27 @@ from ..ir.core import Block, Function
 
 
 def dce(fn: Function) -> Function:
+    if not _removes(fn.body, set()):
+        return fn  # nothing dead: no copy
     new, _ = copy_function(fn)
     _sweep(new.body, set())
     return new
+
+
+def _removes(block: Block, live: set) -> bool:
+    """Whether :func:`_sweep` would remove anything from ``block`` (it adds the values
+    ``block`` uses to ``live``, as the sweep does while it removes nothing)."""
+    live.update(id(v) for v in block.results)
+    for op in reversed(block.ops):
+        if not any(id(r) in live for r in op.results) and not has_effect(op):
+            return True
+        if op.prim in ("for", "while") and any(
+                id(r) not in live for r in op.results[op.params["n_carried"]:]):
+            return True
+        if any(_removes(region, live) for region in reversed(op.regions)):
+            return True
+        live.update(id(v) for v in op.inputs)
+    return False
 
 
 def _sweep(block: Block, live: set) -> None:
