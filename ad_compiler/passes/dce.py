@@ -19,7 +19,11 @@ from ..ir.core import Block, Function
 def dce(fn: Function) -> Function:
     if not _removes(fn.body, set()):
         return fn  # nothing dead: no copy
-    new, _ = copy_function(fn)
+    if any(op.regions for op in fn.body.ops):
+        new, _ = copy_function(fn)  # the sweep changes loops and regions: a copy
+    else:  # straight-line code: the sweep only drops ops from the body's list
+        new = Function(fn.name, Block(list(fn.args), list(fn.body.ops),
+                                      list(fn.body.results)), fn.loc)
     _sweep(new.body, set())
     return new
 

@@ -50,7 +50,7 @@ def _rewrite_block(block: Block, b: Builder, vmap: dict, rule: Callable) -> None
 
 
 def _unchanged(op: Op, inputs: list) -> bool:
-    return all(new is old for new, old in zip(inputs, op.inputs))
+    return inputs == op.inputs  # Values compare by identity
 
 
 def copy_op(b, op: Op, inputs: list) -> list:
