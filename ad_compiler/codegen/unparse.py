@@ -207,7 +207,7 @@ def _comma_list(items, trailing: bool | None = None) -> str:
 
 
 def _name(node, pp):
-    k = _PLACEHOLDER_INDEX.get(node.id)
+    k = _placeholder_index(node.id)
     return node.id if k is None else f"\0{k}\0"  # NUL: in no other text written
 
 
@@ -344,15 +344,15 @@ _EXPRESSIONS = {
 # (a pure function of the text: remembered in a bounded memo, never stale), and the
 # inputs' names are put in where the placeholders were written.
 
-_PLACEHOLDERS = tuple(f"__ad_in{k}__" for k in range(64))
-_PLACEHOLDER_INDEX = {name: k for k, name in enumerate(_PLACEHOLDERS)}
-
-
 def placeholders(n: int) -> list:
     """Names to fill a template's ``n`` inputs with (see :func:`expression`)."""
-    if n > len(_PLACEHOLDERS):
-        raise ValueError(f"{n} inputs: a template takes at most {len(_PLACEHOLDERS)}")
-    return list(_PLACEHOLDERS[:n])
+    return [f"__ad_in{k}__" for k in range(n)]
+
+
+def _placeholder_index(name: str) -> int | None:
+    if name.startswith("__ad_in") and name.endswith("__") and name[7:-2].isdigit():
+        return int(name[7:-2])
+    return None
 
 
 class Rendered(ast.expr):
@@ -420,8 +420,9 @@ def _rendered_statement(node, level, lines):
 def _substituted(node, names: list):
     """``node`` with each placeholder name replaced by its name in ``names``."""
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in _PLACEHOLDER_INDEX:
-            n.id = names[_PLACEHOLDER_INDEX[n.id]]
+        k = _placeholder_index(n.id) if isinstance(n, ast.Name) else None
+        if k is not None:
+            n.id = names[k]
     return node
 
 

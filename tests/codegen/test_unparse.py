@@ -87,3 +87,11 @@ def test_a_tree_with_other_nodes_is_written_by_astor():
     tree = _function([ast.parse("y = lambda v: v + 1").body[0],
                       ast.parse("s = 'a\\nb'").body[0]])
     assert U.unparse(tree) == _astor(tree)
+
+
+def test_a_template_of_many_inputs_takes_every_name():
+    names = [f"v{k}" for k in range(80)]
+    source = f"np.stack([{', '.join(U.placeholders(80))}], axis=0)"
+    tree = _function([ast.Assign(targets=[ast.Name(id="r", ctx=ast.Store())],
+                                 value=U.expression(source, names))])
+    assert f"r = np.stack([{', '.join(names)}], axis=0)" in U.unparse(tree)
