@@ -53,7 +53,7 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace, one_line
+from ..ir.names import Namespace
 from . import floats, inplace, tapes
 from .unparse import expression, placeholders, statement, unparse
 
