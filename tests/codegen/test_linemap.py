@@ -7,7 +7,9 @@ and across the whole corpus.
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -20,13 +22,14 @@ from tests.corpus.load import corpus
 COMMENT = re.compile(r"^\s*# (?P<where>.*)$")
 
 
-def rnn(x, w):
-    h = x
+def damped(x, w):
+    total = 0.0
     for _ in range(3):
-        h = np.tanh(w @ h)
-        if np.sum(h) > 0:
-            h = h * 0.5
-    return np.sum(h * h)
+        x = np.tanh(w @ x)
+        if np.sum(x) > 0:
+            x = x * 0.5
+        total = total + np.sum(x * x)
+    return total
 
 
 def _line_of(fn, text: str) -> int:
@@ -44,17 +47,29 @@ def _by_line(fn, *args, **config):
 
 
 def test_each_line_maps_to_the_op_that_wrote_it():
-    lines, locs, _ = _by_line(rnn, "f32[3]", "f32[3,3]", grad_position=(0, 1))
-    got = {line.strip(): loc.line if loc else None for line, loc in zip(lines, locs)}
-    loop, branch, half = (_line_of(rnn, t) for t in ("for _", "if np.sum", "h * 0.5"))
-    assert got["def rnn_grad(x, w):"] is None and got["return (dh_1, dw_1)"] is None
-    assert got["for _ in range(n):"] == loop and got["h_tape.append(h_1)"] == loop
-    assert got["for i in range(n - 1, -1, -1):"] == loop
-    assert got["else:"] == branch and got["if greater:"] == branch
-    # the rebinding after a branch's own ops belongs to the branch, not to its last op
-    assert got["h_2 = h_3"] == branch and got["h_3 = matmul * c_1"] == half
-    assert got["dh = h + h"] == _line_of(rnn, "return np.sum(h * h)")
-    assert all(loc is None for line, loc in zip(lines, locs) if line.strip().startswith("del "))
+    lines, locs, _ = _by_line(damped, "f32[3]", "f32[3,3]", grad_position=(0, 1))
+    at = [(line.strip(), loc.line if loc else None) for line, loc in zip(lines, locs)]
+    loop, branch, half = (_line_of(damped, t) for t in ("for _", "if np.sum", "x * 0.5"))
+    assert at[0][1] is None and at[-1][1] is None                  # def, return
+    assert all(n is None for line, n in at if line.startswith("del "))
+    assert {n for line, n in at if line.startswith("for ") or ".append(" in line} == {loop}
+    assert {n for line, n in at if line.startswith("if ") or line == "else:"} == {branch}
+    branches = [i for i, (line, _) in enumerate(at) if line.startswith("if ")]
+    assert len(branches) == 2                                      # forward and backward
+    for i in branches:
+        body = at[i + 1:at.index(("else:", branch), i)]
+        assert body[0] == (f"# {one_line(_comment(damped, half))}", half)
+        # a rebinding of a value the branch computed belongs to the branch, the rest to
+        # the branch's own line
+        defined = {line.split(" = ")[0] for line, _ in at[:i + len(body)] if " = " in line}
+        for line, n in body[1:]:
+            rebinds = re.fullmatch(r"(\w+) = (\w+)", line) and line.split(" = ")[1] in defined
+            assert n == (branch if rebinds else half), (line, n)
+
+
+def _comment(fn, line: int) -> str:
+    return f"{Path(inspect.getsourcefile(fn)).name}:{line}: " + \
+        linecache.getline(inspect.getsourcefile(fn), line).strip()
 
 
 def _check_comments(lines, locs) -> int:
@@ -73,10 +88,10 @@ def _check_comments(lines, locs) -> int:
 
 
 def test_comment_lines_agree_with_the_map():
-    lines, locs, _ = _by_line(rnn, "f32[3]", "f32[3,3]", grad_position=(0, 1))
+    lines, locs, _ = _by_line(damped, "f32[3]", "f32[3,3]", grad_position=(0, 1))
     assert _check_comments(lines, locs) >= 8
-    source = inspect.getsource(rnn).splitlines()
-    first = rnn.__code__.co_firstlineno
+    source = inspect.getsource(damped).splitlines()
+    first = damped.__code__.co_firstlineno
     for loc in filter(None, locs):  # every location quotes the user's line
         assert loc.text.strip() == source[loc.line - first].strip()
 
@@ -87,14 +102,14 @@ def _lines_and_locs(ir, **options):
 
 
 def test_the_map_without_comments_is_the_same_map():
-    ir = compiled_entry(rnn, "f32[3]", "f32[3,3]", grad_position=(0, 1)).ir
+    ir = compiled_entry(damped, "f32[3]", "f32[3,3]", grad_position=(0, 1)).ir
     commented = _lines_and_locs(ir, comments=True)
     bare = _lines_and_locs(ir, comments=False)
     assert [(line, loc) for line, loc in commented if not COMMENT.match(line)] == bare
 
 
 def test_the_source_is_what_codegen_writes_with_the_same_options():
-    ir = compiled_entry(rnn, "f32[3]", "f32[3,3]").ir
+    ir = compiled_entry(damped, "f32[3]", "f32[3,3]").ir
     for options in ({}, dict(reuse_buffers=False), dict(comments=False)):
         source, locs = source_lines(ir, **options)
         assert source == to_source(ir, **options)[0]
