@@ -212,7 +212,7 @@ def _write_page(ns, entry) -> None:
     from .codegen.linemap import source_lines
     from .page import render
     source, locs = source_lines(entry.ir)
-    page = render(_command(ns), source, locs, str(entry.ir))
+    page = render(_command(ns), source, locs, str(entry.ir), first=ns.target.rpartition(":")[0])
     try:
         Path(ns.html).write_text(page, encoding="utf-8")
     except OSError as exc:

@@ -1,7 +1,9 @@
 """The HTML page of a compiled gradient: the user's source and the gradient side by side.
 
-``render(title, source, locs, ir)`` is the page ``ad-compiler show --html`` writes:
-the user's files on the left, the generated source on the right (``locs[i]``,
+``render(title, source, locs, ir, first)`` is the page ``ad-compiler show --html``
+writes: the user's files on the left (``first``, the file the command named,
+first; a file of more than WHOLE_FILE_LINES lines as the lines cited with some
+around them), the generated source on the right (``locs[i]``,
 from :func:`ad_compiler.codegen.linemap.source_lines`, is the user line that
 line ``i + 1`` comes from), and the IR on a second tab. Each generated line
 that comes from a user line links to it: pointing at it lights the user line
@@ -36,10 +38,13 @@ CONTEXT = 3
 N_COLOURS = 8
 
 
-def render(title: str, source: str, locs: list, ir: str) -> str:
-    """The page (a str of HTML) for the generated ``source``, its line map and ``ir``."""
+def render(title: str, source: str, locs: list, ir: str, first: str | None = None) -> str:
+    """The page (a str of HTML) for the generated ``source``, its line map and ``ir``.
+
+    The user's files are shown in the order the gradient first cites them, the file
+    ``first`` (the one the command named) before the others."""
     cited = _cited(locs)
-    files = list(dict.fromkeys(file for file, _ in cited))
+    files = sorted(dict.fromkeys(file for file, _ in cited), key=lambda f: not _same(f, first))
     head = (f"<h1>{_esc(title)}</h1>\n<p class=\"help\">Point at a line of the gradient to see "
             "the line of your code it comes from; click it to go there.</p>")
     user = "\n".join(_file_pane(i, file, cited) for i, file in enumerate(files)) or \
@@ -51,6 +56,10 @@ def render(title: str, source: str, locs: list, ir: str) -> str:
               f'<section id="panel-ir" role="tabpanel" class="pane">{_ir_pane(ir)}</section>')
     return _TEMPLATE.format(title=_esc(title), css=_CSS, token_css=highlight.css(), head=head,
                             tabs=_TABS, panels=panels, script=_SCRIPT)
+
+
+def _same(file: str, other: str | None) -> bool:
+    return other is not None and os.path.realpath(file) == os.path.realpath(other)
 
 
 def _esc(text) -> str:
@@ -118,8 +127,9 @@ def _gradient_pane(source: str, locs: list, cited: dict, files: list) -> str:
             continue
         target = _user_id(files, loc.file, loc.line)
         where = _esc(f"{os.path.basename(loc.file)}:{loc.line}")
-        rows.append(f'<a class="line band{cited[(loc.file, loc.line)][0]}" id="g{n}" data-line="{n}" '
-                    f'data-from="{target}" href="#{target}" title="{where}">{number}{text}</a>')
+        band = cited[(loc.file, loc.line)][0]
+        rows.append(f'<a class="line band{band}" id="g{n}" data-line="{n}" data-from="{target}" '
+                    f'href="#{target}" title="{where}">{number}{text}</a>')
     return f'<h2>generated gradient</h2>\n<div class="code {highlight.SCOPE}">{"".join(rows)}</div>'
 
 
@@ -213,7 +223,10 @@ _SCRIPT = """\
     window.scrollTo(0, 0);  // the panes scroll, not the page
   }
   for (const t of tabs) {
-    t.addEventListener('click', (e) => { e.preventDefault(); select(t.getAttribute('aria-controls')); });
+    t.addEventListener('click', (e) => {
+      e.preventDefault();
+      select(t.getAttribute('aria-controls'));
+    });
   }
   select(location.hash === '#panel-ir' ? 'panel-ir' : 'panel-source');
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import ad_compiler
+from ad_compiler import nn
 from ad_compiler.cli import main
 
 COMMENT = re.compile(r"^\s*# (?P<file>[^:]+):(?P<line>\d+): ")
@@ -148,6 +149,40 @@ def test_a_cell_with_weights(capsys, model):
     assert [ln["text"] for ln in lines.panes["gradient"]] == printed.rstrip("\n").split("\n")
     cited = {ln["id"] for ln in lines.panes["user"] if "cited" in ln["classes"]}
     assert f"u0-{model.line_of('hidden = np.tanh')}" in cited
+
+
+LAYERS = '''\
+import numpy as np
+from ad_compiler import nn
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 2, activation="relu")
+
+    def construct(self, x):
+        return np.mean(self.fc(x) ** 2)
+'''
+
+
+def test_the_files_of_library_layers_are_shown_after_the_users(capsys, tmp_path):
+    path = tmp_path / "dense_model.py"
+    path.write_text(LAYERS)
+    try:
+        page, lines = _page(capsys, path, "Net", "--weights", "--args", "f32[4,3]")
+    finally:
+        sys.modules.pop("dense_model", None)
+    user = lines.panes["user"]
+    assert [ln["text"] for ln in user if ln["id"].startswith("u0-")] == LAYERS.rstrip().split("\n")
+    library = [ln for ln in user if ln["id"].startswith("u1-")]
+    cited = [int(ln["id"].split("-")[1]) for ln in library if "cited" in ln["classes"]]
+    source = Path(nn.layers.__file__).read_text().split("\n")
+    assert len(source) > 300 and cited                   # a long file: the cited lines only,
+    shown = {int(ln["id"].split("-")[1]) for ln in library}  # with 3 lines around each
+    assert shown == {n + d for n in cited for d in range(-3, 4)}
+    assert [ln["text"] for ln in library] == [source[n - 1] for n in sorted(shown)]
+    assert page.count('<div class="gap">') >= 1 and "<h2 title=" in page
 
 
 HOSTILE_NAME = "we<ird&\"q'.py"
