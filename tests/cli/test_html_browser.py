@@ -68,8 +68,10 @@ def test_the_page_draws_something_in_a_browser(tmp_path, page):
     assert len(shot) > 20_000 and common < 0.98 * len(rows) and len(set(rows)) > 64
 
 
-def test_the_script_sets_up_tabs_and_links(tmp_path, page):
-    dom = _browse(tmp_path, page.as_uri(), "--dump-dom").stdout.decode()
+def test_the_script_sets_up_tabs_and_links(tmp_path, page, model):
+    # an address naming a user line lights the gradient lines that come from it
+    named = f"u0-{model.line_of('wave = np.sin(shifted)')}"
+    dom = _browse(tmp_path, f"{page.as_uri()}#{named}", "--dump-dom").stdout.decode()
     assert '<body data-ready="yes">' in dom                     # the script ran to its end
     assert '<section id="panel-ir" role="tabpanel" class="pane" hidden="">' in dom
     assert 'aria-controls="panel-source" aria-selected="true"' in dom
@@ -79,6 +81,10 @@ def test_the_script_sets_up_tabs_and_links(tmp_path, page):
     # each user line a gradient line comes from now names those lines
     annotated = [t for t in _attr("title", dom) if t.startswith("gradient line")]
     assert len(annotated) == len(links)
+    lit = re.findall(r'<a class="line band\d hot" id="g\d+" data-line="\d+" data-from="([^"]+)"',
+                     dom)
+    assert lit and set(lit) == {named} and lit == [u for u in _attr("data-from", dom)
+                                                   if u == named]
 
 
 def _attr(name: str, dom: str) -> list:
