@@ -8,7 +8,8 @@ Invariants:
 
 * Highlighting never changes the text: the characters of ``html_lines(text)``
   outside its tags, unescaped, are ``text``, line by line (pygments' lexer is
-  told to keep leading and trailing blank lines).
+  told to keep leading and trailing blank lines; a text holding a ``\r``, which
+  it would read as a line break, is left plain).
 * Everything is escaped: a token's text is written through :func:`html.escape`,
   a class name comes from pygments' fixed table of token types.
 * Colour reaches a terminal only when it asks for it: stdout is a terminal,
@@ -67,7 +68,7 @@ def html_lines(text: str) -> list[str]:
     """Each line of ``text`` (Python source, lines split at ``\\n``) as escaped HTML,
     its tokens in ``<span class="...">`` when pygments is installed."""
     p = _pygments()
-    if p is None:
+    if p is None or "\r" in text:  # pygments' lexers read a \r as a line break
         return [html.escape(line) for line in text.split("\n")]
     _, token, _, _, PythonLexer = p
     lines: list[list[list[str]]] = [[]]  # per line: [class, text] runs

@@ -6,6 +6,7 @@ file, the printed gradient, the ``--ir`` text), with pygments and without it.
 """
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
@@ -16,8 +17,10 @@ from pathlib import Path
 import pytest
 
 import ad_compiler
-from ad_compiler import nn
+from ad_compiler import highlight, nn
 from ad_compiler.cli import main
+from ad_compiler.errors import SourceLoc
+from ad_compiler.page import render
 
 COMMENT = re.compile(r"^\s*# (?P<file>[^:]+):(?P<line>\d+): ")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -97,6 +100,19 @@ def highlighting(request, monkeypatch):
     return request.param
 
 
+# blank lines at both ends, a string over lines, escapes, characters str.splitlines breaks at
+TEXTS = ["", "\n", "\n\nx = 1\n\n", "x = 1", "def f():\n    \"\"\"a\n\n<b>\"\"\"\n",
+         "s = 'a&b'  # <!-- \\\n\ty = '\u2028\x0c'", "a = 1\r\nb\rc"]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_highlighted_lines_are_the_lines_of_the_text(text, highlighting):
+    lines = highlight.html_lines(text)
+    assert [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in lines] == text.split("\n")
+    coloured = highlighting == "pygments" and text.strip() and "\r" not in text
+    assert ("<span" in "".join(lines)) == bool(coloured)
+
+
 def test_the_page_shows_the_users_file_and_the_printed_gradient(capsys, model, highlighting):
     page, lines = _page(capsys, model.path, "scaled_wave", *WAVE)
     printed = _printed(capsys, model.path, "scaled_wave", *WAVE)
@@ -153,7 +169,7 @@ def test_a_cell_with_weights(capsys, model):
 
 LAYERS = '''\
 import numpy as np
-from ad_compiler import nn
+from ad_compiler import highlight, nn
 
 
 class Net(nn.Cell):
@@ -185,11 +201,21 @@ def test_the_files_of_library_layers_are_shown_after_the_users(capsys, tmp_path)
     assert page.count('<div class="gap">') >= 1 and "<h2 title=" in page
 
 
+def test_a_file_that_cannot_be_read_shows_the_lines_the_map_quotes(tmp_path):
+    gone = str(tmp_path / "gone.py")
+    at = [SourceLoc(gone, 3, 4, "    y = np.sin(x)  # <b>"), SourceLoc(gone, 9, 4, "    return y")]
+    source = "def f_grad(x):\n    dy = np.cos(x)\n    dx = dy\n    return (dx,)\n"
+    lines = Lines(render("f", source, [None, at[0], at[1], None], "func f_grad() {\n}", gone))
+    assert [(ln["id"], ln["text"]) for ln in lines.panes["user"]] == \
+        [("u0-3", "    y = np.sin(x)  # <b>"), ("u0-9", "    return y")]
+    assert [ln.get("data-from") for ln in lines.panes["gradient"]] == [None, "u0-3", "u0-9", None]
+
+
 HOSTILE_NAME = "we<ird&\"q'.py"
 HOSTILE = '''\
 import numpy as np
 import ad_compiler as ms
-from ad_compiler import nn
+from ad_compiler import highlight, nn
 
 
 class Net(nn.Cell):
