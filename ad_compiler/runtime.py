@@ -194,12 +194,22 @@ def gap_divide(a, w, sign=0):
 
 def lstsq(a, b, rcond=None):
     """``np.linalg.lstsq(a, b, rcond)[0]`` for a full-rank ``a``, else
-    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops)."""
-    x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
-    if rank < min(np.shape(a)):
+    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops).
+
+    A stack of matrices ``a`` (``vmap``) takes a stack of column blocks ``b`` and is
+    solved through one batched SVD, with np.linalg.lstsq's cut-off for each matrix."""
+    if np.ndim(a) > 2:
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        small = np.finfo(s.dtype).eps * max(np.shape(a)[-2:])
+        cut = (small if rcond is None or rcond < 0 else rcond) * s[..., :1]
+        rank = int(np.min(np.sum(s > cut, axis=-1)))
+        x = np.swapaxes(vt, -1, -2) @ ((np.swapaxes(u, -1, -2) @ b) / s[..., None])
+    else:
+        x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
+    if rank < min(np.shape(a)[-2:]):
         from .errors import GradValueError
         raise GradValueError(
-            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a))}; the "
+            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a)[-2:])}; the "
             "least-squares solution is differentiable only where the matrix has full rank",
             hint="regularise the problem (e.g. solve (a.T @ a + lam * I) x = a.T @ b)")
     return x
