@@ -187,10 +187,6 @@ def _draw_inputs(b, op, env, axes) -> None:
 
 def _apply_rule(b, op, inputs, in_axes):
     prim = rules.get(op.prim)
-    if any(is_dynamic(v.type) for v in [*inputs, *op.results]):
-        raise UnsupportedOperationError(
-            "vmap does not batch a value whose length is known only at run time (selected "
-            "by a boolean mask): each example could have its own length", op.loc, HINT)
     rule = prim.batch_rule
     if rule is None:
         raise UnsupportedOperationError(
@@ -203,6 +199,12 @@ def _apply_rule(b, op, inputs, in_axes):
         if e.loc is not None:
             raise
         raise UnsupportedOperationError(e.message, op.loc, e.hint) from None
+    except (ValueError, TypeError, IndexError):
+        if not any(is_dynamic(v.type) for v in [*inputs, *op.results]):
+            raise
+        raise UnsupportedOperationError(
+            f"vmap does not batch '{op.prim}' of a value whose length is known only at run "
+            "time (selected by a boolean mask)", op.loc, HINT) from None
 
 
 def _numbers_typed(b, op, inputs, in_axes) -> list:
