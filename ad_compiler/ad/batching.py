@@ -157,19 +157,34 @@ def _batch_draws(b, draws, env, axes) -> None:
         env[id(op.result)], axes[id(batched[0])] = batched
         return
 
+    results = [r for op in draws for r in op.results]
+
     def step(b, k, carried):
         local = dict(env)
         for op in draws:
             _draw_inputs(b, op, local, axes)
             clone_block(b, Block(ops=[op], results=[]), local)
-        return [], [local[id(r)] for op in draws for r in op.results]
+        return [], [_as_array(b, local[id(r)]) for r in results]
     n = b.const(b.batch_size)
-    lists = build_for(b, n, [], step, index_hint="k",
-                      hints=[r.hint for op in draws for r in op.results])
-    results = [r for op in draws for r in op.results]
+    lists = build_for(b, n, [], step, index_hint="k", hints=[r.hint for r in results])
     for r, lst in zip(results, lists):
-        env[id(r)] = stacked = b.stack_list(lst, axis=0, length=b.batch_size, hint=r.hint)
+        stacked = b.stack_list(lst, axis=0, length=b.batch_size, hint=r.hint)
+        if isinstance(r.type, ListType):  # the draws of a vmap inside: a list of batches
+            t = stacked.type
+            stacked = b.unstack(stacked, axis=1, elem=AType(t.shape[:1] + t.shape[2:], t.dtype))
+        env[id(r)] = stacked
         axes[id(stacked)] = 0
+
+
+def _as_array(b, v):
+    """``v``, a list (the draws of a vmap inside, one per example) stacked into an array."""
+    if not isinstance(v.type, ListType):
+        return v
+    n = _list_length(b, v)
+    n = n if isinstance(n, int) or n is None else getattr(n.producer, "params", {}).get("value")
+    if not isinstance(n, int) or isinstance(v.type.elem, ListType):
+        raise UnsupportedOperationError("vmap: random draws in a list of unknown length")
+    return b.stack_list(v, axis=0, length=n)
 
 
 def _draw_inputs(b, op, env, axes) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 from ..ad.batching import materialize, to_front
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ..ir.dims import HINT
 
 
 def example_ndim(v, ax) -> int:
@@ -421,8 +422,7 @@ def _example_types(dyn, axes) -> list:
     if any(ax is not None and v.type.dtype.kind == "b" for v, ax in zip(dyn, axes)):
         raise UnsupportedOperationError(
             "vmap does not batch a boolean mask that differs between examples: each example "
-            "would select its own number of elements",
-            hint="write the selection with np.where(mask, ...), which keeps every shape")
+            "would select its own number of elements", hint=HINT)
     return [AType(_example_shape(v, ax), v.type.dtype) for v, ax in zip(dyn, axes)]
 
 

@@ -35,6 +35,7 @@ from .. import runtime as rt
 from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ..ir.dims import HINT
 from ._batch import example_ndim, shift, to_front
 from .indexing import array_operand
 from .shape import reshape_to
@@ -147,9 +148,7 @@ def _batch_nonzero(b, axes, m, *, axis):
     raise UnsupportedOperationError(
         "vmap does not batch np.nonzero (or a boolean mask selection) of a mask that differs "
         "between examples: each example would have its own number of elements, and a batch "
-        "of arrays of different lengths is not an array",
-        hint="keep the shape static: np.where(mask, x, 0.0) instead of x[mask], "
-             "np.sum(np.where(mask, x, 0.0)) for a masked sum")
+        "of arrays of different lengths is not an array", hint=HINT)
 
 
 primitive(
