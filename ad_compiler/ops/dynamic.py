@@ -51,7 +51,7 @@ def _like_emit(plain: str, general: str):
     """The template of a ``*_like`` primitive: ``plain`` for ``keep = skip = 0`` (the
     code of one example), else ``general`` (a run-time helper taking both)."""
     def emit(srcs, *, keep="0", skip="0"):
-        form = plain if str(keep) == str(skip) == "0" else general
+        form = plain if {str(keep).strip("()"), str(skip).strip("()")} == {"0"} else general
         return form.format(*srcs, keep=keep, skip=skip)
     return emit
 
