@@ -22,8 +22,16 @@ likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
 ``custom_jvp``, ``Cell.bprop``, ``checkpoint``) batches as the code it runs when
 the result is only evaluated, and as a call whose rule is vmapped when it may be
 differentiated afterwards (the rule is written for one example). A length known
-only at run time (a boolean mask's selection) is refused: each example could
-have its own.
+only at run time batches when it is the same for every example (a mask shared by
+the batch); a mask that differs between examples is refused where it selects
+(each example would have its own length: ops/dynamic.py).
+
+Random draws (``effect`` ops) draw what a Python loop of calls draws, one example
+after the other (:func:`_batch_draws`): a function's only draw is its primitive's
+batching rule, one NumPy call of size ``(B, ...)`` where that gives the same
+numbers; otherwise every draw of the function runs in a loop over the examples,
+in order, where the first one was, and the results are stacked. This is the one
+loop over the examples batched code may hold, and it holds only the draws.
 """
 from __future__ import annotations
 

@@ -250,11 +250,15 @@ def where_indices(x, m):
     return x[i] * np.sum(x[np.flatnonzero(m)])
 
 
+def masked_dot(x, m):
+    return np.dot(x[m], x[m]) * x + np.sum((x[m][:, None] * x[m]) @ x[m])
+
+
 CASES = [(masked_sum, (X, MASK), (0, None)), (masked_scale, (X, MASK), (0, None)),
          (masked_mean, (X, W, MASK), (0, None, None)),
          (masked_mean, (X[0], X, MASK), (None, 0, None)),
-         (where_indices, (X, MASK), (0, None))]
-IDS = ["sum", "scale", "mean", "mean-shared-x", "where"]
+         (where_indices, (X, MASK), (0, None)), (masked_dot, (X, MASK), (0, None))]
+IDS = ["sum", "scale", "mean", "mean-shared-x", "where", "dot"]
 
 
 @pytest.mark.parametrize("fn, args, in_axes", CASES, ids=IDS)
