@@ -113,12 +113,12 @@ def _batch_ops(b, ops, env: dict, axes: dict, draws=()) -> None:
     """Copy ``ops`` into ``b`` batched; ``env`` maps old values to new ones and ``axes``
     new value ids to their batch axis (absent: shared by the batch). ``draws``: the
     function's ops with effects (random draws), batched together where the first is."""
+    drawn = {id(op) for op in draws}
     for op in ops:
-        if draws and op is draws[0]:
-            with b.at(op.loc):
-                _batch_draws(b, draws, env, axes)
-            continue
-        if draws and op in draws:
+        if id(op) in drawn:  # all of them where the first one is
+            if op is draws[0]:
+                with b.at(op.loc):
+                    _batch_draws(b, draws, env, axes)
             continue
         if op.regions:
             if not _touches_batch(op, env, axes):
@@ -158,11 +158,11 @@ def _batch_draws(b, draws, env, axes) -> None:
     example after the other. The only draw, when its batching rule is one call of NumPy
     giving those numbers (ops/randomness.py), is that call; otherwise a loop over the
     examples runs every draw of the function, in order, and stacks what each draws."""
-    (op,) = draws if len(draws) == 1 else (None,)
-    rule = rules.get(op.prim).batch_rule if op is not None and not op.regions else None
-    batched = rule(b, (), **op.params) if rule is not None else None
+    only = draws[0] if len(draws) == 1 and not draws[0].regions else None
+    rule = rules.get(only.prim).batch_rule if only is not None else None
+    batched = rule(b, (), **only.params) if rule is not None else None
     if batched is not None:
-        env[id(op.result)], axes[id(batched[0])] = batched
+        env[id(only.result)], axes[id(batched[0])] = batched
         return
 
     results = [r for op in draws for r in op.results]
@@ -189,7 +189,8 @@ def _as_array(b, v):
     if not isinstance(v.type, ListType):
         return v
     n = _list_length(b, v)
-    n = n if isinstance(n, int) or n is None else getattr(n.producer, "params", {}).get("value")
+    if isinstance(n, Value) and n.producer is not None and n.producer.prim == "const":
+        n = n.producer.params["value"]
     if not isinstance(n, int) or isinstance(v.type.elem, ListType):
         raise UnsupportedOperationError("vmap: random draws in a list of unknown length")
     return b.stack_list(v, axis=0, length=n)

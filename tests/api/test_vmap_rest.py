@@ -151,6 +151,16 @@ def test_gradient_of_a_vmapped_noisy_function_matches_central_differences():
     np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
 
 
+def test_gradient_through_the_loop_of_draws_matches_central_differences():
+    """grad(vmap(f)) of a function with several draws (drawn in a loop over the
+    examples): the draws are constants of the gradient."""
+    def total(x):
+        return np.sum(np.sin(ms.vmap(several)(x)))
+    got = seeded(ms.grad(total), X)
+    fd = central(lambda v: seeded(lambda: np.sum(np.sin(np.stack([several(x) for x in v])))), X)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
 def test_nested_vmap_draws_as_two_nested_loops():
     noisy = NOISY["rand"]
     xs = RNG.normal(size=(2, 4, 3))
