@@ -43,6 +43,7 @@ from ..ad.rules import ex, lowering, primitive, register_on_import
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
 from ._batch import along
+from .movement import lower_roll
 from .shape import slice_along
 
 F = "fft"
@@ -231,9 +232,10 @@ def _cook(b, x, s, axes, what, invreal=False):
         if invreal and axes:
             s[-1] = (shape[axes[-1]] - 1) * 2
     else:
-        s = [shape[a] if n == -1 else n for n, a in zip(_sequence(s, what), axes)]
+        s = _sequence(s, what)
         if len(s) != len(axes):
             raise ValueError("Shape and axes have different lengths.")
+        s = [shape[a] if n == -1 else n for n, a in zip(s, axes)]
     if not axes:
         raise UnsupportedOperationError(f"np.fft.{what} over no axes", hint="name an axis")
     return [_length(n, what) for n in s], axes
@@ -368,26 +370,23 @@ irfftn = _nd("irfftn", _inverse_real, invreal=True)
 irfft2 = _nd("irfft2", _inverse_real, (-2, -1), invreal=True)
 
 
-def _shift(sign):
+def _shift(sign, what):
     def lower(b, x, axes=None):
-        from .movement import lower_roll
         x = b.const(x)
         shape = b.type_of(x).shape
-        if axes is None:
-            axes = tuple(range(len(shape)))
-        if isinstance(axes, (int, np.integer)):
-            shift = sign * (shape[axes] // 2)
-        else:
-            shift = tuple(sign * (shape[a] // 2) for a in axes)
-        if not shape or axes == ():
+        if not shape:
             return x
-        return lower_roll(b, x, shift, axes)
+        one = isinstance(axes, (int, np.integer))
+        axes = range(len(shape)) if axes is None else [axes] if one else axes
+        axes = [_axis(a, len(shape), what) for a in axes]
+        shift = [sign * (shape[a] // 2) for a in axes]
+        return lower_roll(b, x, shift[0] if one else tuple(shift), axes[0] if one else tuple(axes))
     return lower
 
 
-fftshift = _shift(1)
+fftshift = _shift(1, "fftshift")
 fftshift.__name__, fftshift.__doc__ = "fftshift", "``np.fft.fftshift``: bin 0 to the middle."
-ifftshift = _shift(-1)
+ifftshift = _shift(-1, "ifftshift")
 ifftshift.__name__, ifftshift.__doc__ = "ifftshift", "``np.fft.ifftshift``: its inverse."
 
 
