@@ -111,11 +111,9 @@ def _self_transpose(name):
 
 
 def _rfftn_vjp(b, ct, out, x, *, axes, norm="backward"):
-    last = axes[-1]
-    n = b.type_of(x).shape[last]
-    m = b.type_of(ct).shape[last]
-    width = tuple((0, n - m) if i == last else (0, 0) for i in range(b.type_of(ct).ndim))
-    full = b.pad(ct, pad_width=width) if n > m else ct
+    """The transpose of "fftn, then keep bins 0 .. n//2": the cotangent padded back to
+    ``n`` bins with zeros, transformed; its real part (the input is real)."""
+    full = resize(b, ct, axes[-1], b.type_of(x).shape[axes[-1]])
     return (b.real(b.fftn(full, axes=axes, norm=norm)),)
 
 
@@ -130,10 +128,12 @@ def hermitian_weights(n: int, m: int, dtype) -> np.ndarray:
 
 
 def _irfftn_vjp(b, ct, out, x, *, axes, s, norm="backward"):
+    """The transpose of the Hermitian inverse: ``w * conj(rfftn(ct))`` with the norm
+    swapped (it gives irfftn's scale) and ``w`` the :func:`hermitian_weights`."""
     t = b.type_of(x)
     last = axes[-1]
     spectrum = b.conj(b.rfftn(ct, axes=axes, norm=_SWAPPED[norm]))
-    real = b.type_of(spectrum).dtype.type(0).real.dtype
+    real = np.finfo(b.type_of(spectrum).dtype).dtype  # float32 for complex64
     shape = tuple(t.shape[last] if i == last else 1 for i in range(t.ndim))
     w = hermitian_weights(s[-1], t.shape[last], real).reshape(shape)
     weighted = b.mul(spectrum, b.const(w)) if (w != 1).any() else spectrum
