@@ -53,7 +53,6 @@ def interior(fn, count) -> set:
 def collect_terms(b, op, inputs, uses):
     if uses.inside(op.result) or not _float_array(op.result.type):
         return None
-    old_cost = _tree_cost(op, inputs, uses)
     for expand in (False, True):
         terms = _terms(op.prim, inputs, uses, expand)
         if terms is None or len(terms) < 2:
@@ -66,9 +65,9 @@ def collect_terms(b, op, inputs, uses):
             out = _emit(b, collected, op.result.hint)
         except AdCompilerError:
             out = None
-        new = b.block.ops[start:]
+        new = [o for o in b.block.ops[start:] if o.prim != "const"]   # (constants are free)
         if out is not None and out.type == op.result.type and \
-                sum(_cost(o.result) for o in new) < old_cost:
+                sum(_cost(o.result) for o in new) < _tree_cost(op, inputs, uses, expand):
             return [out]
         del b.block.ops[start:]   # not cheaper: nothing emitted
     return None
@@ -83,13 +82,14 @@ def _cost(v) -> int:
     return CALL + (int(np.prod(t.shape)) if isinstance(t, AType) and not t.dynamic else CALL)
 
 
-def _tree_cost(op, inputs, uses) -> int:
-    """The cost of the ops of the tree under ``op`` as it stands (its inputs already
-    rebuilt, perhaps by other rules), each computation once (cse merges repeats)."""
+def _tree_cost(op, inputs, uses, expand) -> int:
+    """The cost of the ops under ``op`` that the reading ``expand`` goes through (they
+    die when it is rewritten; its inputs are already rebuilt, perhaps by other
+    rules), each computation once (cse merges repeats)."""
     nodes: list = []
 
     def walk(u):
-        if not _through(u, uses) or any(same(u, n) for n in nodes):
+        if not _read_through(u, uses, expand) or any(same(u, n) for n in nodes):
             return
         nodes.append(u)
         for w in u.producer.inputs:
@@ -97,6 +97,12 @@ def _tree_cost(op, inputs, uses) -> int:
     for v in inputs:
         walk(v)
     return _cost(op.result) + sum(_cost(n) for n in nodes)
+
+
+def _read_through(v, uses, expand) -> bool:
+    """The reading ``expand`` takes ``v`` apart (else ``v`` is a monomial's factor)."""
+    return _through(v, uses) and (v.producer.prim != "mul" or expand
+                                  or not _holds_sum(v, uses))
 
 
 def _through(v, uses) -> bool:
@@ -135,7 +141,7 @@ def _expand(v, uses, expand):
     if c is not None:
         return [(c, [])]
     p = v.producer
-    if _through(v, uses) and (p.prim != "mul" or expand or not _holds_sum(v, uses)):
+    if _read_through(v, uses, expand):
         terms = _terms(p.prim, p.inputs, uses, expand)
         return None if terms is None or len(terms) > MAX_TERMS else terms
     t = v.type
