@@ -57,14 +57,21 @@ REWRITES: dict[str, list[Callable]] = {}
 ROUNDING: set = set()
 
 
-def rewrites(*prims, exact=True):
+#: the rules whose results other rules read only in a second round of the pass
+AGAIN: set = set()
+
+
+def rewrites(*prims, exact=True, again=False):
     """Register ``rule(b, op, inputs, uses) -> new values | None`` for these primitives;
-    ``exact=False`` for a rule exact only up to rounding."""
+    ``exact=False`` for a rule exact only up to rounding; ``again=True`` for a rule
+    whose result others may rewrite further (the pass then runs a second round)."""
     def register(rule):
         for p in prims:
             REWRITES.setdefault(p, []).append(rule)
         if not exact:
             ROUNDING.add(rule)
+        if again:
+            AGAIN.add(rule)
         return rule
     return register
 
@@ -113,12 +120,12 @@ def algebra(fn: Function) -> Function:
 def gradient_algebra(fn: Function) -> Function:
     """Every rewrite, those exact up to rounding too: for a function that returns
     gradients only (its forward values are never seen, and a gradient is a
-    derivative up to rounding anyway). A second round runs when the first rewrote
-    anything: what one rule builds (the terms of ``cancel_divisions``) is read by the
-    others only then."""
+    derivative up to rounding anyway). A second round runs when a rule of
+    :data:`AGAIN` fired: what it builds (the terms of ``cancel_divisions``) is read
+    by the others only then."""
     fired: list = []
     fn = _run(fn, rounding=True, fired=fired)
-    return _run(dce(fn), rounding=True) if fired else fn
+    return _run(dce(fn), rounding=True) if AGAIN.intersection(fired) else fn
 
 
 def gradient_pipeline() -> list:
@@ -348,7 +355,7 @@ def divide_once(b, op, inputs, uses):
 
 # -- divisions cancelled by factors of the same product -----------------------------
 
-@rewrites("mul", exact=False)
+@rewrites("mul", exact=False, again=True)
 def cancel_divisions(b, op, inputs, uses):
     factors = _factors(inputs[0], uses) + _factors(inputs[1], uses)
     for s, total in enumerate(factors):

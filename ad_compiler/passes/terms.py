@@ -17,6 +17,8 @@ pair (``inf - inf``) may leave a finite result where the literal one is nan.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import AdCompilerError
@@ -51,15 +53,18 @@ def interior(fn, count) -> set:
 
 @rewrites("add", "sub", "neg", exact=False)
 def collect_terms(b, op, inputs, uses):
-    if uses.inside(op.result) or not _float_array(op.result.type):
-        return None
+    if uses.inside(op.result) or not _float_array(op.result.type) \
+            or not any(_through(v, uses) for v in inputs):
+        return None   # (a sum of two values computed elsewhere has nothing to collect)
     for expand in (False, True):
+        if expand and not _holds_products_of_sums(inputs, uses):
+            break   # multiplied out, it reads the same
         terms = _terms(op.prim, inputs, uses, expand)
         if terms is None or len(terms) < 2:
             continue
         collected = _collect(terms)
-        if collected is None or len(collected) == len(terms) and not expand:
-            continue  # nothing merges
+        if collected is None or _ops(collected) >= _count(op, inputs, uses, expand):
+            continue  # not fewer NumPy calls: nothing to gain (before building anything)
         start = len(b.block.ops)
         try:
             out = _emit(b, collected, op.result.hint)
@@ -73,13 +78,49 @@ def collect_terms(b, op, inputs, uses):
     return None
 
 
+def _holds_products_of_sums(inputs, uses) -> bool:
+    return any(_through(v, uses) and (_holds_sum(v, uses) if v.producer.prim == "mul"
+                                      else _holds_products_of_sums(v.producer.inputs, uses))
+               for v in inputs)
+
+
+def _count(op, inputs, uses, expand) -> int:
+    """The number of ops the reading ``expand`` of the tree under ``op`` takes apart."""
+    nodes: list = []
+
+    def walk(u):
+        if not _read_through(u, uses, expand) or any(same(u, n) for n in nodes):
+            return
+        nodes.append(u)
+        for w in u.producer.inputs:
+            walk(w)
+    for v in inputs:
+        walk(v)
+    return 1 + len(nodes)
+
+
+def _ops(terms) -> int:
+    """The number of ops :func:`_emit` writes for ``terms`` (constants aside)."""
+    groups: dict = {}
+    for c, f in terms:
+        groups.setdefault(abs(c), []).append(f)
+    n = len(groups) - 1 + (all(c < 0 for c, _ in terms))
+    for m, monomials in groups.items():
+        if any(not f for f in monomials):
+            return 1 << 30   # a bare number: not written (see _monomial)
+        common = len(_common_factors(monomials))
+        n += sum(len(f) - 1 - common for f in monomials) + len(monomials) - 1 + common
+        n += m != 1.0
+    return n
+
+
 def _float_array(t) -> bool:
     return isinstance(t, AType) and t.dtype.kind == "f" and not t.dynamic
 
 
 def _cost(v) -> int:
     t = v.type
-    return CALL + (int(np.prod(t.shape)) if isinstance(t, AType) and not t.dynamic else CALL)
+    return CALL + (math.prod(t.shape) if isinstance(t, AType) and not t.dynamic else CALL)
 
 
 def _tree_cost(op, inputs, uses, expand) -> int:
