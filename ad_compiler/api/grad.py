@@ -172,6 +172,8 @@ class GradFunction:
         extra += [draw() for _, draw in entry.randoms]
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
+        elif entry.backend is not None:
+            extra += entry.seeds()
         outs = entry.compiled.fn(*leaves, *extra)
         key = fast_key(args)
         if self._params is None:
