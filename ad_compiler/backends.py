@@ -29,11 +29,13 @@ indexing) are refused: the compiler specialises on shapes.
 from __future__ import annotations
 
 import math
+import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import GradTypeError
+from .errors import GradRuntimeError, GradTypeError, SourceLoc
 
 
 @dataclass(frozen=True)
@@ -129,4 +131,46 @@ def _first_backend_array(x):
         found = _first_backend_array(item)
         if found is not None:
             return found
+    return None
+
+
+def run_compiled(entry, *args):
+    """Call ``entry``'s generated function on backend arrays. What the backend cannot do
+    (Dask has no n-d fancy indexing, no ``np.take_along_axis``) is a
+    :class:`GradRuntimeError` at the user's line the failing generated line came from,
+    never a traceback from inside the generated code."""
+    compiled = entry.compiled
+    try:
+        return compiled.fn(*args)
+    except Exception as exc:  # noqa: BLE001 - re-raised as a located error, chained
+        loc = _user_line(exc, compiled, entry.ir.loc)
+        raise GradRuntimeError(
+            f"the {entry.backend.name} backend cannot run this line (in the generated "
+            f"gradient): {type(exc).__name__}: {exc}", loc,
+            hint=f"write it with operations {entry.backend.name} supports (as the same "
+                 "line would need when run in plain Python on these arrays), or pass NumPy "
+                 "arrays") from exc
+
+
+_COMMENT = re.compile(r"^\s*# (?P<file>.+?):(?P<line>\d+): (?P<text>.*)$")
+
+
+def _user_line(exc, compiled, fn_loc) -> SourceLoc | None:
+    """The user line of the innermost frame of ``exc`` in ``compiled``'s source: the
+    ``# file:line: text`` comment codegen writes above each user line's statements."""
+    tb, lineno = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == compiled.filename:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    if lineno is None:
+        return None
+    lines = compiled.source.splitlines()
+    for text in reversed(lines[:lineno]):
+        m = _COMMENT.match(text)
+        if m:
+            file = m["file"]
+            if fn_loc is not None and os.path.basename(fn_loc.file) == file:
+                file = fn_loc.file
+            return SourceLoc(file, int(m["line"]), 0, m["text"])
     return None

@@ -224,3 +224,16 @@ def test_the_generated_source_is_the_same_readable_code_without_buffer_reuse():
     src = ms.adjoint_source(logistic, w, X, da.ones(8, chunks=4))
     assert "out=" not in src and "np.asarray" not in src
     assert "dw = " in src
+
+
+def test_what_dask_cannot_do_is_an_error_at_the_users_line(no_compute):
+    """Dask has no n-d fancy indexing (the forward value needs it): the generated code's failure is reported at the
+    user's line, with the backend's own message, not as a traceback from inside it."""
+    def xent(logits, labels):
+        logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+        return -np.mean(np.take_along_axis(logp, labels[:, None], axis=1))
+    x = da.from_array(np.linspace(-1, 1, 12).reshape(4, 3), chunks=2)
+    with pytest.raises(ms.errors.GradRuntimeError, match="dask backend cannot run") as e:
+        ms.value_and_grad(xent)(x, np.array([0, 2, 1, 0]))
+    assert e.value.loc.line == xent.__code__.co_firstlineno + 2
+    assert "np.take_along_axis(logp" in e.value.loc.text
