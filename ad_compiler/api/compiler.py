@@ -236,6 +236,9 @@ def build_entry(fn, config, weights, args) -> Entry:
     f = prepare_for_reverse(f)
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"),
                   PIPELINE if with_outputs else gradient_pipeline())
+    if backend is not None:
+        from ..passes.backend import for_backend
+        ir = for_backend(ir)
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],

@@ -237,3 +237,22 @@ def test_what_dask_cannot_do_is_an_error_at_the_users_line(no_compute):
         ms.value_and_grad(xent)(x, np.array([0, 2, 1, 0]))
     assert e.value.loc.line == xent.__code__.co_firstlineno + 2
     assert "np.take_along_axis(logp" in e.value.loc.text
+
+
+def test_a_cast_is_the_arrays_own_astype(no_compute):
+    """``np.asarray(x, dtype)`` would compute a Dask array: casts of arrays are written
+    ``x.astype(dtype, copy=False)`` (passes/backend.py), and float32 data cast up to
+    float64 gets a float32 gradient, lazily."""
+    def f(x, w):
+        return np.sum(np.tanh(x.astype(np.float64) @ w))
+    x = da.from_array(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), chunks=2)
+    w = np.array([0.5, -1.0, 0.25])
+    gx, gw = ms.grad(f, grad_position=(0, 1))(x, w)
+    assert isinstance(gx, da.Array) and gx.dtype == np.float32
+    assert isinstance(gw, da.Array) and gw.dtype == np.float64
+    assert "np.asarray" not in ms.adjoint_source(f, x, w, grad_position=(0, 1))
+    with dask.config.set(scheduler="sync"):
+        x64 = x.compute().astype(np.float64)
+        np.testing.assert_allclose(gw.compute(), central(lambda v: f(x64, v), w), rtol=1e-6)
+        np.testing.assert_allclose(gx.compute(), (1 - np.tanh(x64 @ w)[:, None] ** 2) * w,
+                                   rtol=1e-6)
