@@ -20,6 +20,7 @@ from .compiler import check_output, check_complex
 from .packing import _value, no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
+from ..backends import refuse_in
 from .signature import PYCOMPLEX, PYFLOAT, TENSOR, leaf_kind, signature
 
 _TYPE = r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$"  # re caches it compiled on first use
@@ -214,6 +215,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     check_callable(fn)
     from .packing import set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
+    refuse_in(args, "jvp")
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
@@ -331,6 +333,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
 
     def jacobian(*args):
         check_callable(fn)
+        refuse_in(args, "jacrev")
         pos = _positions(grad_position, len(args))
         grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad",
                                           randoms=False))   # one mask for all the rows
@@ -373,6 +376,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
 
     def jacobian(*args):
         check_callable(fn)
+        refuse_in(args, "jacfwd")
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
         jac, aux, out_shape, first = [], None, None, True
