@@ -163,7 +163,8 @@ def median_index(x, axis, keepdims=False):
     return index if keepdims else np.squeeze(index, axis)
 
 def gap_divide(a, w, sign=0):
-    """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
+    """``F * (a + sign * a^H)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal
+    (``a^H`` the conjugate transpose, ``a^T`` when real).
 
     The eigenvector adjoints' division by eigenvalue gaps (ops/decompositions.py).
     Where ``w[i]`` and ``w[j]`` coincide (to rounding) the quotient is 0/0, and its
@@ -174,7 +175,7 @@ def gap_divide(a, w, sign=0):
     a = np.asarray(a)
     w = np.asarray(w)
     dtype = np.result_type(a, w)
-    num = a + sign * np.swapaxes(a, -1, -2) if sign else a
+    num = a + sign * np.swapaxes(a, -1, -2).conj() if sign else a
     gap = w[..., None, :] - w[..., :, None]
     eps = np.finfo(dtype).eps
     scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]

@@ -93,6 +93,44 @@ def lower_angle(b, z, deg=False):
     return b.mul(out, b.const(180 / np.pi)) if deg else out
 
 
+def _sign_slope(b, out, x):
+    """``1 / (2 |z|)``, 0 at ``z = 0`` (where ``sign`` is 0, as ``abs`` takes it)."""
+    size = b.abs(x)
+    safe = b.where(b.equal(size, b.const(0)), b.const(1), size)
+    return b.div(b.mul(b.abs(out), b.const(0.5)), safe)
+
+
+def _conj_if_complex(b, v):
+    return b.conj(v) if b.type_of(v).dtype.kind == "c" else v
+
+
+def _sign_vjp(b, ct, out, x):
+    """``s = z / |z|`` moves as ``ds = (dz - s^2 conj(dz)) / (2 |z|)`` (``dz`` along ``s``
+    does not turn it); transposed: ``(ct - conj(ct s^2)) / (2 |z|)``."""
+    turned = _conj_if_complex(b, b.mul(ct, b.mul(out, out)))
+    return (b.fit(b.mul(b.sub(ct, turned), _sign_slope(b, out, x)), x),)
+
+
+def _sign_jvp(b, t, out, x):
+    if t[0] is None:
+        return None
+    turned = b.mul(b.mul(out, out), _conj_if_complex(b, t[0]))
+    return b.mul(b.sub(t[0], turned), _sign_slope(b, out, x))
+
+
+# NumPy 2's sign of a complex z: z / |z| (0 at 0); of a real x the same rules give 0
+primitive("complex_sign", emit="np.sign({0})", infer=run_infer("complex_sign"), family=F,
+          vjp=_sign_vjp, jvp=_sign_jvp, domain="nonzero", examples=_EXAMPLES,
+          batch=broadcasting("complex_sign"))
+
+
+@lowering(np.sign)
+def lower_sign(b, x):
+    """``np.sign``: a step function of real values (no derivative), ``z / |z|`` of complex."""
+    x = b.const(x)
+    return b.complex_sign(x) if b.type_of(x).dtype.kind == "c" else b.sign(x)
+
+
 def _keeps_complex(op) -> bool:
     """Complex inputs give a complex result: a cast to a real dtype, or complex values
     written into a real array, drop the imaginary part (NumPy's ComplexWarning), which
@@ -102,8 +140,8 @@ def _keeps_complex(op) -> bool:
         for v in op.inputs)
 
 
-#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values (not
-#: ``sign``: z / |z| of a complex z is no step function, its derivative is not 0)
+#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values (``sign`` of
+#: a complex z is ``complex_sign``; ``gap_divide`` divides by gaps of real eigenvalues)
 COMPLEX: dict = dict.fromkeys((
     # new here, and values without a derivative
     "real", "imag", "conj", "const", "stop_gradient", "zeros_like", "ones_like",
@@ -121,5 +159,10 @@ COMPLEX: dict = dict.fromkeys((
     # reductions, scans, products
     "sum", "mean", "prod", "cumsum", "cumprod", "matmul", "tensordot", "einsum", "cross",
     "inv", "det", "solve",
-), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
+    # Hermitian and complex linear algebra (ops/decompositions.py, ops/norms.py)
+    "pinv", "lstsq", "slogdet", "slogdet_sign", "cholesky", "eigh", "eigvalsh", "svd", "svdvals",
+    "qr", "norm", "recip_nonzero",
+    # NumPy's complex semantics: |x - mean|, lexicographic order, z / |z|
+    "std", "max", "min", "argsort", "complex_sign",
+), True) | {"gap_divide": lambda op: op.inputs[1].type.dtype.kind != "c"} | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
                         "scatter_add"), _keeps_complex)

@@ -345,8 +345,9 @@ primitive("stop_gradient", view=True, emit="{0}", infer=same_type, nondiff=True,
 
 # -- piecewise constant: no derivative ------------------------------------------------
 
+# np.sign of complex values (z / |z|) is ``complex_sign`` (ops/complex_numbers.py)
 primitive("sign", emit="np.sign({0})", infer=elementwise("sign"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.sign,))
+          examples=[ex((3,))])
 primitive("floor", emit="np.floor({0})", infer=elementwise("floor"), nondiff=True, family=F,
           examples=[ex((3,))], aliases=(np.floor, math.floor))
 primitive("ceil", emit="np.ceil({0})", infer=elementwise("ceil"), nondiff=True, family=F,
