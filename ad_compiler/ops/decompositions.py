@@ -35,6 +35,18 @@ which do not depend on the basis of the eigenspace (``v @ diag(f(w)) @ v.T``)
 and are differentiable there: their derivative is a limit the per-component
 adjoints cannot form, so it is refused rather than returned wrong.
 
+**Complex matrices** (docs/complex.md): the rules are the Hermitian ones, written
+for JAX's convention (a cotangent pairs with a change as ``Re(sum(ct * dw))``, so a
+VJP is the transpose of the real-linear derivative): conjugate transposes where
+the factorisation has them (``A = V diag(w) V^H``, ``U S V^H``, ``L L^H``,
+``Q^H Q = I``), ``eigh``/``cholesky`` reading the real part of the diagonal,
+``qr`` keeping the diagonal of ``R`` real, ``slogdet``'s sign ``det / |det|``
+moving as ``sign * i Im(tr(inv(A) dA))``. Eigenvectors and singular vectors have
+a free phase each: their derivative is taken in JAX's gauge (the columns of ``V``
+keep ``Im(v^H dv) = 0``; ``U`` carries the relative phase of ``U`` and ``V``),
+which is the derivative of every loss that does not depend on the phases. For
+real matrices every conjugation is the identity and emits nothing.
+
 Rules, with ``'`` the matrix transpose of a batch (Giles, "An extended
 collection of matrix derivative results", 2008; Townsend, "Differentiating the
 singular value decomposition", 2016; Murray, "Differentiation of the Cholesky
@@ -68,6 +80,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
 from ._batch import batch_solve, leading
+from .complex_numbers import conj_if_complex as _cj, real_if_complex as _re
 from ._infer import as_float, promote
 from .linalg import swap_last
 
@@ -127,19 +140,9 @@ def _is_complex(b, v) -> bool:
     return b.type_of(v).dtype.kind == "c"
 
 
-def _cj(b, v):
-    """``conj(v)``; ``v`` itself when real (no op emitted)."""
-    return b.conj(v) if _is_complex(b, v) else v
-
-
 def _H(b, v):
     """The conjugate transpose of a batch of matrices (the transpose when real)."""
     return _cj(b, _T(b, v))
-
-
-def _re(b, v):
-    """``real(v)``; ``v`` itself when real."""
-    return b.real(v) if _is_complex(b, v) else v
 
 
 def _trace_product(b, x, y):

@@ -21,6 +21,7 @@ import numpy as np
 from ..ad.rules import ex, lowering, primitive
 from ..ir.core import AType
 from ._batch import batch_norm
+from .complex_numbers import conj_if_complex, real_if_complex
 from ._infer import normalize_axis
 from .reduction import keep_dims_of, reduce_infer
 
@@ -44,12 +45,11 @@ def _slope(b, x, out, ord, axis, keepdims):
     ``conj(x) / |x|`` times the real slope of a complex ``x`` (as ``abs``)."""
     kept = keep_dims_of(b, out, x, axis, keepdims)
     den = b.where(b.equal(kept, b.const(0)), b.const(1), kept)
-    complex_ = b.type_of(x).dtype.kind == "c"
     if ord in (None, 2):
-        return b.div(b.conj(x) if complex_ else x, den)
+        return b.div(conj_if_complex(b, x), den)
     power = float(ord) - 1.0
-    top = b.mul(b.conj(b.complex_sign(x)) if complex_ else b.sign(x),
-                b.pow_scalar(b.abs(x), exponent=power))
+    direction = b.conj(b.complex_sign(x)) if b.type_of(x).dtype.kind == "c" else b.sign(x)
+    top = b.mul(direction, b.pow_scalar(b.abs(x), exponent=power))
     return b.div(top, b.pow_scalar(den, exponent=power))
 
 
@@ -59,9 +59,8 @@ def _norm_vjp(b, ct, out, x, *, ord=None, axis=None, keepdims=False):
 
 
 def _norm_jvp(b, t, out, x, *, ord=None, axis=None, keepdims=False):
-    moved = b.sum(b.mul(t[0], _slope(b, x, out, ord, axis, keepdims)), axis=axis,
-                  keepdims=keepdims)
-    return b.real(moved) if b.type_of(moved).dtype.kind == "c" else moved
+    return real_if_complex(b, b.sum(b.mul(t[0], _slope(b, x, out, ord, axis, keepdims)),
+                                    axis=axis, keepdims=keepdims))
 
 
 primitive(

@@ -24,6 +24,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._batch import broadcasting, reducing
 from ._infer import as_float, normalize_axis, result_type, static_axis
+from .complex_numbers import conj_if_complex, real_if_complex
 from .scans import others_product
 
 F = "reduction"
@@ -277,8 +278,7 @@ def _per_std(b, g, out, x, axis, ddof, keepdims):
 
 def _conj_deviation(b, x, axis):
     """``conj(x - mean(x))``: the slope of ``|x - mean(x)|`` (of a complex ``x`` too)."""
-    d = _deviation(b, x, axis)
-    return b.conj(d) if b.type_of(d).dtype.kind == "c" else d
+    return conj_if_complex(b, _deviation(b, x, axis))
 
 
 def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
@@ -291,8 +291,8 @@ def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
 
 
 def _std_jvp(b, t, out, x, *, axis=None, ddof=0, keepdims=False):
-    g = b.sum(b.mul(_conj_deviation(b, x, axis), t[0]), axis=axis, keepdims=keepdims)
-    g = b.real(g) if b.type_of(g).dtype.kind == "c" else g
+    g = real_if_complex(b, b.sum(b.mul(_conj_deviation(b, x, axis), t[0]), axis=axis,
+                                 keepdims=keepdims))
     return _per_std(b, g, out, x, axis, ddof, keepdims)
 
 

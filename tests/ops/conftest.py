@@ -103,12 +103,19 @@ def like(value, rng):
     """A random value of the same type as ``value`` (a cotangent or a tangent)."""
     if type(value) is float:  # not np.float64, a float subclass that is an array scalar
         return float(draw(rng, ()))
+    if type(value) is complex:  # a complex result of real inputs (complex(a, b))
+        return complex(draw(rng, ()), draw(rng, ()))
     arr = np.asarray(value)
-    return draw(rng, arr.shape).astype(arr.dtype)
+    out = draw(rng, arr.shape)
+    if arr.dtype.kind == "c":
+        out = out + 1j * draw(rng, arr.shape)
+    return out.astype(arr.dtype)
 
 
 def inner(a, b) -> float:
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    """``Re(sum(a * b))``: how a cotangent pairs with a value (docs/complex.md)."""
+    product = np.asarray(a, dtype=np.complex128) * np.asarray(b, dtype=np.complex128)
+    return float(np.real(np.sum(product)))
 
 
 # -- finite differences ---------------------------------------------------------------
@@ -141,12 +148,17 @@ def numeric_jvp(fn, values, tangents):
         return [v if t is None else v + sign * EPS * (np.asarray(t) if not isinstance(t, float)
                                                          else t)
                 for v, t in zip(values, tangents)]
-    hi, lo = np.asarray(fn(*moved(1)), np.float64), np.asarray(fn(*moved(-1)), np.float64)
+    hi, lo = _wide(fn(*moved(1))), _wide(fn(*moved(-1)))
     return (hi - lo) / (2 * EPS)
 
 
+def _wide(v):
+    """``v`` in float64 (complex128 when complex)."""
+    return np.asarray(v, np.complex128 if np.iscomplexobj(v) else np.float64)
+
+
 def assert_close(actual, expected, what):
-    actual = np.zeros_like(expected) if actual is None else np.asarray(actual, np.float64)
+    actual = np.zeros_like(expected) if actual is None else _wide(actual)
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=what)
 
 
