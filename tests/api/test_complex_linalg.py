@@ -286,10 +286,41 @@ def test_complex_of_traced_real_values():
     check_second_order(built, x)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: complex(x[0], x[1]), lambda x: np.complex128(x[0]), lambda x: np.complex64(x[0]),
-    lambda x: np.complex64(x), lambda x: 1j * np.sum(x), lambda x: 1j * x[0] * 2.0,
-    lambda x: (0.5 - 1j) / np.mean(x), lambda x: 1j * np.max(x) + 2.0])
+def of_two_items(x):
+    return complex(x[0], x[1])
+
+
+def numpy_complex128(x):
+    return np.complex128(x[0])
+
+
+def numpy_complex64(x):
+    return np.complex64(x[0])
+
+
+def numpy_complex64_array(x):
+    return np.complex64(x)
+
+
+def times_a_sum(x):
+    return 1j * np.sum(x)
+
+
+def times_an_item(x):
+    return 1j * x[0] * 2.0
+
+
+def over_a_mean(x):
+    return (0.5 - 1j) / np.mean(x)
+
+
+def plus_imag_of_a_max(x):
+    return 1j * np.max(x) + 1j * np.imag(np.min(x * 1j))  # np.imag of a NumPy scalar
+
+
+@pytest.mark.parametrize("fn", [of_two_items, numpy_complex128, numpy_complex64,
+                                numpy_complex64_array, times_a_sum, times_an_item, over_a_mean,
+                                plus_imag_of_a_max])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_built_complex_values_have_pythons_type(fn, dtype):
     x = np.array([0.3, -1.2, 0.8], dtype)
