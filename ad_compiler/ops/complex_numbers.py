@@ -218,6 +218,8 @@ COMPLEX: dict = dict.fromkeys((
     # reductions, scans, products
     "sum", "mean", "prod", "cumsum", "cumprod", "matmul", "tensordot", "einsum", "cross",
     "inv", "det", "solve",
+    # discrete Fourier transforms (ops/fft.py)
+    "fftn", "ifftn", "rfftn", "irfftn",
     # Hermitian and complex linear algebra (ops/decompositions.py, ops/norms.py)
     "pinv", "lstsq", "slogdet", "slogdet_sign", "cholesky", "eigh", "eigvalsh", "svd", "svdvals",
     "qr", "norm", "recip_nonzero",

@@ -106,16 +106,20 @@ def like(value, rng):
     if type(value) is complex:  # a complex result of real inputs (complex(a, b))
         return complex(draw(rng, ()), draw(rng, ()))
     arr = np.asarray(value)
-    out = draw(rng, arr.shape)
-    if arr.dtype.kind == "c":
-        out = out + 1j * draw(rng, arr.shape)
-    return out.astype(arr.dtype)
+    if arr.dtype.kind == "c":  # a complex output (np.fft): a complex cotangent or tangent
+        return (draw(rng, arr.shape) + 1j * draw(rng, arr.shape)).astype(arr.dtype)
+    return draw(rng, arr.shape).astype(arr.dtype)
+
+
+def wide(value) -> np.ndarray:
+    """``value`` in float64, or complex128 when it is complex (np.fft's outputs)."""
+    arr = np.asarray(value)
+    return arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
 
 
 def inner(a, b) -> float:
-    """``Re(sum(a * b))``: how a cotangent pairs with a value (docs/complex.md)."""
-    product = np.asarray(a, dtype=np.complex128) * np.asarray(b, dtype=np.complex128)
-    return float(np.real(np.sum(product)))
+    """How a cotangent pairs with a value: ``Re(sum(a * b))`` (docs/complex.md)."""
+    return float(np.real(np.sum(wide(a) * wide(b))))
 
 
 # -- finite differences ---------------------------------------------------------------
@@ -148,17 +152,12 @@ def numeric_jvp(fn, values, tangents):
         return [v if t is None else v + sign * EPS * (np.asarray(t) if not isinstance(t, float)
                                                          else t)
                 for v, t in zip(values, tangents)]
-    hi, lo = _wide(fn(*moved(1))), _wide(fn(*moved(-1)))
+    hi, lo = wide(fn(*moved(1))), wide(fn(*moved(-1)))
     return (hi - lo) / (2 * EPS)
 
 
-def _wide(v):
-    """``v`` in float64 (complex128 when complex)."""
-    return np.asarray(v, np.complex128 if np.iscomplexobj(v) else np.float64)
-
-
 def assert_close(actual, expected, what):
-    actual = np.zeros_like(expected) if actual is None else _wide(actual)
+    actual = np.zeros_like(expected) if actual is None else wide(actual)
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=what)
 
 
