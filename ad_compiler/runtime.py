@@ -204,7 +204,7 @@ def lstsq(a, b, rcond=None):
         small = np.finfo(s.dtype).eps * max(np.shape(a)[-2:])
         cut = (small if rcond is None or rcond < 0 else rcond) * s[..., :1]
         rank = int(np.min(np.sum(s > cut, axis=-1)))
-        x = np.swapaxes(vt, -1, -2) @ ((np.swapaxes(u, -1, -2) @ b) / s[..., None])
+        x = np.swapaxes(vt, -1, -2).conj() @ ((np.swapaxes(u, -1, -2).conj() @ b) / s[..., None])
     else:
         x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
     if rank < min(np.shape(a)[-2:]):
