@@ -15,38 +15,39 @@ import numpy as np
 from .recipes_complex import _complex
 
 
-def _diag(n: int) -> str:
-    return f"np.arange(3.0, {3 * n + 1}.0, 3.0)"
+def _diag(n: int, like: str) -> str:
+    return f"np.arange(3.0, {3 * n + 1}.0, 3.0, dtype={like}.dtype)"
 
 
-def _small(g) -> tuple[str, int, int]:
-    """A complex (m, n) matrix of entries at most 0.1 in magnitude."""
+def _small(g) -> tuple[str, str, int, int]:
+    """A complex (m, n) matrix of entries at most 0.1 in magnitude, and the array it is
+    made of (constants take its dtype: float32 inputs keep complex64 values)."""
     inputs = g.visible(lambda v: isinstance(v, np.ndarray) and v.dtype.kind == "c"
                        and v.ndim == 2)
     if inputs and g.coin(0.5):
         z = g.choice(inputs)
         m, n = g.val(z).shape
-        return f"(0.1 * {z} / (1.0 + np.abs({z})))", m, n
+        return f"(0.1 * {z} / (1.0 + np.abs({z})))", z, m, n
     x = g.arr(2, 2)
     m, n = g.val(x).shape
-    return f"(0.05 * (np.tanh({x}) + 1j * np.sin({x})))", m, n
+    return f"(0.05 * (np.tanh({x}) + 1j * np.sin({x})))", x, m, n
 
 
 def _matrix(g, tall=False) -> str:
-    s, m, n = _small(g)
+    s, x, m, n = _small(g)
     if tall and m < n:
         s, (m, n) = f"{s}.T", (n, m)
-    return f"({s} + np.eye({m}, {n}) * {_diag(n)})"
+    return f"({s} + np.eye({m}, {n}, dtype={x}.dtype) * {_diag(n, x)})"
 
 
 def _hermitian(g) -> str:
-    s, m, _ = _small(g)
-    return f"({s} @ np.conj({s}).T * 0.5 + np.eye({m}) * {_diag(m)})"
+    s, x, m, _ = _small(g)
+    return f"({s} @ np.conj({s}).T * 0.5 + np.eye({m}, dtype={x}.dtype) * {_diag(m, x)})"
 
 
 def _square(g) -> str:
-    s, m, _ = _small(g)
-    return f"({s} @ {s}.T + np.eye({m}) * {_diag(m)})"
+    s, x, m, _ = _small(g)
+    return f"({s} @ {s}.T + np.eye({m}, dtype={x}.dtype) * {_diag(m, x)})"
 
 
 def _one_of(make, *templates):
@@ -79,9 +80,11 @@ def _builtin_complex(g):
 
 
 def _complex128(g):
-    x = g.num()
+    """complex128 values of float32 inputs come back to the input's dtype (the fuzzer
+    keeps float32 programs float32 unless feature mixed_dtype is on)."""
+    x = g.arr(0)
     return g.choice([f"np.real(np.complex128({x}) * (0.5 - 1j) * {g.partner(x)})",
-                     f"np.abs(np.complex128({x}) + 2j)"])
+                     f"np.abs(np.complex128({x}) + 2j)"]) + f".astype({x}.dtype)"
 
 
 def _complex64(g):
