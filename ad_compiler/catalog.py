@@ -224,7 +224,8 @@ def entries() -> tuple[list[Entry], list[str]]:
         if section == _SECTIONS[8]:
             out.append(Entry(spelling, section, (), "differentiated where it is called"))
             continue
-        if isinstance(obj, type):   # a class form: probe what its instance does
+        # a class form: probe what its instance does (a NumPy scalar type converts)
+        if isinstance(obj, type) and not issubclass(obj, np.generic):
             lower = _instance_lowering(lower, spelling)
         fixed = getattr(lower, "catalog_entry", None)   # needs more than sample arrays
         if fixed is not None:
@@ -266,7 +267,8 @@ def _frontend_entries() -> list[Entry]:
     notes = {"_sum": ("add", "sum of the items"), "_max": ("maximum", "of numbers"),
              "_min": ("minimum", "of numbers"), "_float": ("pyfloat", "of a one-element value"),
              "_abs": ("abs", ""), "_int": ("cast", "truncates toward zero"),
-             "_bool": ("not_equal", "v != 0")}
+             "_bool": ("not_equal", "v != 0"),
+             "_complex": ("pycomplex", "of one-element real values")}
     for name, (prim, note) in notes.items():
         if name in builtin_calls._BUILTINS.values():
             out.append(Entry(f"{name[1:]}()", _SECTIONS[3], (prim,), note))

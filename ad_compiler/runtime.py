@@ -223,7 +223,8 @@ def median_index(x, axis, keepdims=False):
     return index if keepdims else np.squeeze(index, axis)
 
 def gap_divide(a, w, sign=0):
-    """``F * (a + sign * a^T)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal.
+    """``F * (a + sign * a^H)`` with ``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal
+    (``a^H`` the conjugate transpose, ``a^T`` when real).
 
     The eigenvector adjoints' division by eigenvalue gaps (ops/decompositions.py).
     Where ``w[i]`` and ``w[j]`` coincide (to rounding) the quotient is 0/0, and its
@@ -234,7 +235,7 @@ def gap_divide(a, w, sign=0):
     a = np.asarray(a)
     w = np.asarray(w)
     dtype = np.result_type(a, w)
-    num = a + sign * np.swapaxes(a, -1, -2) if sign else a
+    num = a + sign * np.swapaxes(a, -1, -2).conj() if sign else a
     gap = w[..., None, :] - w[..., :, None]
     eps = np.finfo(dtype).eps
     scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
@@ -263,7 +264,7 @@ def lstsq(a, b, rcond=None):
         small = np.finfo(s.dtype).eps * max(np.shape(a)[-2:])
         cut = (small if rcond is None or rcond < 0 else rcond) * s[..., :1]
         rank = int(np.min(np.sum(s > cut, axis=-1)))
-        x = np.swapaxes(vt, -1, -2) @ ((np.swapaxes(u, -1, -2) @ b) / s[..., None])
+        x = np.swapaxes(vt, -1, -2).conj() @ ((np.swapaxes(u, -1, -2).conj() @ b) / s[..., None])
     else:
         x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
     if rank < min(np.shape(a)[-2:]):

@@ -36,7 +36,7 @@ from .statics import _READERS, _is_builtin_method_of
 
 _BUILTINS = {id(f): "_" + f.__name__ for f in (range, enumerate, zip, reversed, len, sum,
                                                  max, min, float, int, bool, abs, map, filter,
-                                                 sorted, list, tuple)}
+                                                 sorted, list, tuple, complex)}
 
 #: id(math function) -> lowering, for a math function that needs one of its own here;
 #: the others lower through their primitives' aliases (ops/elementwise*.py)
@@ -249,6 +249,18 @@ class BuiltinLifter:
             raise UnsupportedOperationError(f"float() of a {v.type} value",
                                             hint="take the real part first (np.real)")
         return self.b.pyfloat(v, hint="float_")
+
+    def _complex(self, real=0.0, imag=0.0):
+        """``complex(re, im)`` of one-element real values: a Python complex."""
+        if not holds_value([real, imag]):
+            return NOT_HANDLED
+        parts = [self._scalar(v, "complex") if isinstance(v, Value) else self.b.const(v)
+                 for v in (real, imag)]
+        if any(self.b.type_of(v).dtype.kind not in "fiub" for v in parts):
+            raise UnsupportedOperationError(
+                "complex() of a complex value computed in the function",
+                hint="write re + 1j * im, or take np.real / np.imag first")
+        return self.b.pycomplex(*parts, hint="complex_")
 
     def _int(self, *args):
         if len(args) != 1 or not isinstance(args[0], Value):

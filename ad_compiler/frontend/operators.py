@@ -92,25 +92,57 @@ def binary(b, op_type, left, right, inplace: bool = False):
     name, symbol, py, ipy = BINARY[op_type]
     if not isinstance(left, Value) and not isinstance(right, Value):
         return (ipy if inplace else py)(left, right)
-    _refuse_complex_on_float64(b, symbol, left, right)
+    right = _python_complex_operand(b, symbol, left, right)
     return apply(b, py, name, symbol, left, right)
 
 
-def _refuse_complex_on_float64(b, symbol, left, right) -> None:
-    """``1j * v`` with ``v`` a 0-d float64: Python's complex arithmetic takes an np.float64
-    (a float subclass) and gives a Python complex, while a 0-d array gives np.complex128;
-    which one ``v`` is at run time is not known here, and the two differ in type (a
-    float32 array they meet stays complex64 or not)."""
+def _python_complex_operand(b, symbol, left, right):
+    """``right`` as Python sees it in ``1j * v``, ``v`` a 0-d float64: an np.float64 (a
+    float subclass) meets Python's complex arithmetic, which gives a Python complex,
+    while a 0-d array gives np.complex128 (the two differ in type: a float32 array they
+    meet stays complex64 or not). Where ``v`` is an np.float64 in Python (its op gives
+    a NumPy scalar even of 0-d arrays: ufuncs, reductions) it is ``float(v)``; where
+    that is not known here (an argument, a view) the expression is refused."""
     weak_complex = type(left) is complex or isinstance(left, Value) and left.type.weak \
         and left.type.dtype.kind == "c"
-    if weak_complex and isinstance(right, Value) and not right.type.weak \
-            and right.type.shape == () and right.type.dtype == np.float64:
-        raise UnsupportedOperationError(
-            f"a Python complex {symbol} a float64 scalar computed in the function: its type "
-            "depends on whether that scalar is an np.float64 (Python complex result) or a "
-            "0-d array (np.complex128)",
-            hint="write float(v) for a Python complex result, or np.complex128(1j) for "
-                 "NumPy's (docs/complex.md)")
+    if not (weak_complex and isinstance(right, Value) and not right.type.weak
+            and right.type.shape == () and right.type.dtype == np.float64):
+        return right
+    if _numpy_scalar(right):
+        return b.pyfloat(right)
+    raise UnsupportedOperationError(
+        f"a Python complex {symbol} a float64 scalar computed in the function: its type "
+        "depends on whether that scalar is an np.float64 (Python complex result) or a "
+        "0-d array (np.complex128), which is not known here",
+        hint="write float(v) for a Python complex result, or np.complex128(1j) for "
+             "NumPy's (docs/complex.md)")
+
+
+def _numpy_scalar(v: Value, memo: dict | None = None) -> bool:
+    """Whether the 0-d ``v`` is a NumPy scalar (never a 0-d array) in Python: the NumPy
+    call of the op that made it gives a scalar of its inputs, each a scalar where this
+    holds for it (np.imag of a reduction) and a 0-d array where not known."""
+    memo = {} if memo is None else memo
+    if id(v) not in memo:
+        memo[id(v)] = False  # (a cycle, or too deep: not known)
+        if len(memo) < 64:
+            memo[id(v)] = _gives_numpy_scalar(v.producer, memo)
+    return memo[id(v)]
+
+
+def _gives_numpy_scalar(op, memo) -> bool:
+    from ..ops._infer import stand_in
+    prim = rules.PRIMITIVES.get(op.prim) if op is not None and not op.regions else None
+    if prim is None or prim.effect or len(op.results) != 1:
+        return False
+    try:
+        inputs = [i.type.dtype.type(1) if i.type.shape == () and not i.type.weak
+                  and _numpy_scalar(i, memo) else stand_in(i.type) for i in op.inputs]
+        with np.errstate(all="ignore"):
+            out = prim.impl(*inputs, **{**prim.defaults, **op.params})
+    except Exception:  # an input that is no array (a list): not known
+        return False
+    return isinstance(out, np.generic)
 
 
 def in_place_result(b, op_type, target, result):

@@ -68,7 +68,8 @@ def is_pure(obj) -> bool:
         return issubclass(obj, (np.generic, BaseException)) or obj is _tensor_class()
     if getattr(obj, "__module__", None) == "math":
         return callable(obj)
-    return _is_builtin_method_of(obj, _IMMUTABLE) or is_cell_reader(obj)
+    # a NumPy scalar's methods too (np.complex64 and np.float32 are no complex or float)
+    return _is_builtin_method_of(obj, (*_IMMUTABLE, np.generic)) or is_cell_reader(obj)
 
 
 #: Cell methods that list its Parameters or sub-Cells (``self.net.trainable_params()``)

@@ -1,4 +1,6 @@
-"""Complex numbers: ``real``, ``imag``, ``conj``, ``angle`` and which primitives take them.
+"""Complex numbers: ``real``, ``imag``, ``conj``, ``angle``, ``np.sign`` of complex values,
+complex numbers built from real ones (``complex(a, b)``, ``np.complex128(x)``), and which
+primitives take complex values.
 
 The convention is JAX's (docs/complex.md). A cotangent ``ct`` of a value ``w``
 pairs with a change ``dw`` as ``Re(sum(ct * dw))`` (no conjugation), so a VJP is
@@ -25,12 +27,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ad.batching import to_front
 from ..ad.rules import attribute, ex, lowering, method, primitive
+from ..ir.core import AType
 from ._batch import broadcasting
 from ._infer import run_infer
 
 F = "complex"
 _EXAMPLES = (ex((3,)), ex((2, 3)), ex(float))
+
+
+def conj_if_complex(b, v):
+    """``conj(v)`` for the rules that hold for real and complex values; ``v`` itself
+    (no op) when real."""
+    return b.conj(v) if b.type_of(v).dtype.kind == "c" else v
+
+
+def real_if_complex(b, v):
+    """``real(v)``: the real tangent of a real result computed through complex values."""
+    return b.real(v) if b.type_of(v).dtype.kind == "c" else v
 
 
 def _real_vjp(b, ct, out, x):
@@ -93,6 +108,88 @@ def lower_angle(b, z, deg=False):
     return b.mul(out, b.const(180 / np.pi)) if deg else out
 
 
+def _sign_slope(b, out, x):
+    """``1 / (2 |z|)``, 0 at ``z = 0`` (where ``sign`` is 0, as ``abs`` takes it)."""
+    size = b.abs(x)
+    safe = b.where(b.equal(size, b.const(0)), b.const(1), size)
+    return b.div(b.mul(b.abs(out), b.const(0.5)), safe)
+
+
+def _sign_vjp(b, ct, out, x):
+    """``s = z / |z|`` moves as ``ds = (dz - s^2 conj(dz)) / (2 |z|)`` (``dz`` along ``s``
+    does not turn it); transposed: ``(ct - conj(ct s^2)) / (2 |z|)``."""
+    turned = conj_if_complex(b, b.mul(ct, b.mul(out, out)))
+    return (b.fit(b.mul(b.sub(ct, turned), _sign_slope(b, out, x)), x),)
+
+
+def _sign_jvp(b, t, out, x):
+    if t[0] is None:
+        return None
+    turned = b.mul(b.mul(out, out), conj_if_complex(b, t[0]))
+    return b.mul(b.sub(t[0], turned), _sign_slope(b, out, x))
+
+
+# NumPy 2's sign of a complex z: z / |z| (0 at 0); of a real x the same rules give 0
+primitive("complex_sign", emit="np.sign({0})", infer=run_infer("complex_sign"), family=F,
+          vjp=_sign_vjp, jvp=_sign_jvp, domain="nonzero", examples=_EXAMPLES,
+          batch=broadcasting("complex_sign"))
+
+
+@lowering(np.sign)
+def lower_sign(b, x):
+    """``np.sign``: a step function of real values (no derivative), ``z / |z|`` of complex."""
+    x = b.const(x)
+    return b.complex_sign(x) if b.type_of(x).dtype.kind == "c" else b.sign(x)
+
+
+def _pycomplex_infer(re: AType, im: AType) -> AType:
+    for t in (re, im):
+        if t.shape != () or t.dtype.kind not in "fiub":
+            raise ValueError(f"complex() needs 0-d real values, got {t}")
+    return AType((), np.dtype(np.complex128), True)
+
+
+def _pycomplex_jvp(b, t, out, re, im):
+    if t[0] is None and t[1] is None:
+        return None
+    zero = b.const(0.0)
+    return b.pycomplex(zero if t[0] is None else t[0], zero if t[1] is None else t[1])
+
+
+def _pycomplex_batch(b, axes, re, im):
+    """A batch of ``complex(re, im)``: the complex128 array ``re + 1j * im``."""
+    re, im = (v if a is None else to_front(b, v, a) for v, a in zip((re, im), axes))
+    whole = b.cast(re, dtype=np.dtype(np.complex128))
+    return b.add(whole, b.mul(im, b.const(1j))), 0
+
+
+# Python's complex(re, im) of one-element real values: a Python complex (``re + 1j im``
+# pairs with a cotangent ct as Re(ct) dre - Im(ct) dim)
+primitive("pycomplex", emit="complex({0}, {1})", infer=_pycomplex_infer, family=F,
+          dynamic=False, vjp=lambda b, ct, out, re, im: (
+              b.fit(b.real(ct), re), b.fit(b.neg(b.imag(ct)), im)),
+          jvp=_pycomplex_jvp, examples=[ex(float, float), ex((), ()), ex((), float)],
+          batch=_pycomplex_batch)
+
+
+def _lower_numpy_complex(scalar_type):
+    """``np.complex128(x)`` / ``np.complex64(x)``: a NumPy scalar of a 0-d ``x`` (a
+    ``npscalar``), an array cast of an array (as NumPy's scalar types do)."""
+    dtype = np.dtype(scalar_type)
+
+    def lower(b, x=0.0):
+        x = b.const(x)
+        t = b.type_of(x)
+        if t.shape == ():
+            return b.npscalar(x, dtype=dtype)
+        return x if t.dtype == dtype else b.cast(x, dtype=dtype)
+    return lower
+
+
+for _type in (np.complex128, np.complex64):
+    lowering(_type)(_lower_numpy_complex(_type))
+
+
 def _keeps_complex(op) -> bool:
     """Complex inputs give a complex result: a cast to a real dtype, or complex values
     written into a real array, drop the imaginary part (NumPy's ComplexWarning), which
@@ -102,8 +199,8 @@ def _keeps_complex(op) -> bool:
         for v in op.inputs)
 
 
-#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values (not
-#: ``sign``: z / |z| of a complex z is no step function, its derivative is not 0)
+#: primitive -> True, or ``ok(op) -> bool``: the rules hold for complex values (``sign`` of
+#: a complex z is ``complex_sign``; ``gap_divide`` divides by gaps of real eigenvalues)
 COMPLEX: dict = dict.fromkeys((
     # new here, and values without a derivative
     "real", "imag", "conj", "const", "stop_gradient", "zeros_like", "ones_like",
@@ -123,5 +220,12 @@ COMPLEX: dict = dict.fromkeys((
     "inv", "det", "solve",
     # discrete Fourier transforms (ops/fft.py)
     "fftn", "ifftn", "rfftn", "irfftn",
+    # Hermitian and complex linear algebra (ops/decompositions.py, ops/norms.py)
+    "pinv", "lstsq", "slogdet", "slogdet_sign", "cholesky", "eigh", "eigvalsh", "svd", "svdvals",
+    "qr", "norm", "recip_nonzero",
+    # NumPy's complex semantics: |x - mean|, lexicographic order, z / |z|
+    "std", "max", "min", "argsort", "argmax", "argmin", "complex_sign",
+    "pycomplex",
 ), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
-                        "scatter_add"), _keeps_complex)
+                        "scatter_add"), _keeps_complex) | {
+    "gap_divide": lambda op: op.inputs[1].type.dtype.kind != "c"}

@@ -35,6 +35,18 @@ which do not depend on the basis of the eigenspace (``v @ diag(f(w)) @ v.T``)
 and are differentiable there: their derivative is a limit the per-component
 adjoints cannot form, so it is refused rather than returned wrong.
 
+**Complex matrices** (docs/complex.md): the rules are the Hermitian ones, written
+for JAX's convention (a cotangent pairs with a change as ``Re(sum(ct * dw))``, so a
+VJP is the transpose of the real-linear derivative): conjugate transposes where
+the factorisation has them (``A = V diag(w) V^H``, ``U S V^H``, ``L L^H``,
+``Q^H Q = I``), ``eigh``/``cholesky`` reading the real part of the diagonal,
+``qr`` keeping the diagonal of ``R`` real, ``slogdet``'s sign ``det / |det|``
+moving as ``sign * i Im(tr(inv(A) dA))``. Eigenvectors and singular vectors have
+a free phase each: their derivative is taken in JAX's gauge (the columns of ``V``
+keep ``Im(v^H dv) = 0``; ``U`` carries the relative phase of ``U`` and ``V``),
+which is the derivative of every loss that does not depend on the phases. For
+real matrices every conjugation is the identity and emits nothing.
+
 Rules, with ``'`` the matrix transpose of a batch (Giles, "An extended
 collection of matrix derivative results", 2008; Townsend, "Differentiating the
 singular value decomposition", 2016; Murray, "Differentiation of the Cholesky
@@ -69,6 +81,7 @@ from ..ir.builder import fit
 from ..ir.core import AType
 from ..ad.batching import materialize
 from ._batch import batch_solve, example_ndim, leading
+from .complex_numbers import conj_if_complex as _cj, real_if_complex as _re
 from ._infer import as_float, promote
 from .linalg import swap_last
 
@@ -124,6 +137,15 @@ def _diag_part(b, m):
     return b.sum(b.mul(m, _mask(b, m, n, "eye")), axis=b.type_of(m).ndim - 1)
 
 
+def _is_complex(b, v) -> bool:
+    return b.type_of(v).dtype.kind == "c"
+
+
+def _H(b, v):
+    """The conjugate transpose of a batch of matrices (the transpose when real)."""
+    return _cj(b, _T(b, v))
+
+
 def _trace_product(b, x, y):
     """``trace(x' y)`` per matrix of the batch."""
     nd = b.type_of(x).ndim
@@ -131,18 +153,20 @@ def _trace_product(b, x, y):
 
 
 def _symmetric(b, t, lower: bool):
-    """The symmetric matrix a function reading only one triangle of ``t`` sees."""
+    """The symmetric (Hermitian) matrix a function reading only one triangle of ``t``
+    sees: LAPACK reads the real part of a complex diagonal."""
     n = b.type_of(t).shape[-1]
     strict = b.mul(t, _mask(b, t, n, "lower" if lower else "upper"))
-    diag = b.mul(t, _mask(b, t, n, "eye"))
-    return b.add(b.add(strict, diag), _T(b, strict))
+    diag = b.mul(_re(b, t), _mask(b, t, n, "eye"))
+    return b.add(b.add(strict, diag), _H(b, strict))
 
 
 def _onto_triangle(b, g, lower: bool):
-    """The cotangent of the triangle read, given ``g``, that of the symmetric matrix."""
+    """The cotangent of the triangle read, given ``g``, that of the symmetric (Hermitian)
+    matrix: the transpose of :func:`_symmetric`."""
     n = b.type_of(g).shape[-1]
-    strict = b.mul(b.add(g, _T(b, g)), _mask(b, g, n, "lower" if lower else "upper"))
-    return b.add(strict, b.mul(g, _mask(b, g, n, "eye")))
+    strict = b.mul(b.add(g, _H(b, g)), _mask(b, g, n, "lower" if lower else "upper"))
+    return b.add(strict, b.mul(_re(b, g), _mask(b, g, n, "eye")))
 
 
 def _square_infer(name):
@@ -161,6 +185,11 @@ def _matrices(name, t: AType) -> AType:
 
 def _with_shape(t: AType, shape) -> AType:
     return AType(tuple(shape), t.dtype, False)
+
+
+def _real_values(t: AType, shape) -> AType:
+    """Eigenvalues, singular values, log-determinants: real, of ``t``'s precision."""
+    return AType(tuple(shape), np.dtype(np.finfo(t.dtype).dtype), False)
 
 
 def _sum_terms(b, terms):
@@ -190,12 +219,34 @@ primitive(
     examples=[ex((3, 3)), ex((2, 2, 2))], domain="wellcond", aliases=(np.linalg.det,),
     batch=leading("det"),
 )
+def _sign_vjp(b, ct, out, x):
+    """The sign ``s = det / |det|`` of a complex matrix moves as ``s i Im(tr(inv(A) dA))``
+    (a real matrix's sign is piecewise constant)."""
+    if not _is_complex(b, x):
+        return (None,)
+    turn = b.mul(b.imag(b.mul(ct, out)), b.const(1j))
+    return (b.mul(_scalar(b, turn), _T(b, b.inv(x))),)
+
+
+def _sign_jvp(b, t, out, x):
+    if not _is_complex(b, x):
+        return None
+    turn = b.imag(_trace_product(b, _T(b, b.inv(x)), t[0]))
+    return b.mul(out, b.mul(turn, b.const(1j)))
+
+
+def _logabsdet_infer(t):
+    out = _det_infer(t)
+    return _real_values(out, out.shape)
+
+
 primitive("slogdet_sign", emit="np.linalg.slogdet({0})[0]", infer=_det_infer, family=F,
-          nondiff=True, examples=[ex((3, 3))], domain="wellcond", batch=leading("slogdet_sign"))
+          vjp=_sign_vjp, jvp=_sign_jvp, examples=[ex((3, 3)), ex((2, 2, 2))],
+          domain="wellcond", batch=leading("slogdet_sign"))
 primitive(
-    "slogdet", emit="np.linalg.slogdet({0})[1]", infer=_det_infer, family=F,
+    "slogdet", emit="np.linalg.slogdet({0})[1]", infer=_logabsdet_infer, family=F,
     vjp=lambda b, ct, out, x: (b.mul(_scalar(b, ct), _T(b, b.inv(x))),),
-    jvp=lambda b, t, out, x: _trace_product(b, _T(b, b.inv(x)), t[0]),
+    jvp=lambda b, t, out, x: _re(b, _trace_product(b, _T(b, b.inv(x)), t[0])),
     examples=[ex((3, 3)), ex((2, 2, 2))], domain="wellcond",
     batch=leading("slogdet"),
 )
@@ -260,26 +311,26 @@ primitive(
 # -- cholesky -------------------------------------------------------------------------------
 
 def _cholesky_parts(b, out, upper):
-    """``L`` (lower) and ``inv(L)`` of the result."""
-    low = _T(b, out) if upper else out
+    """``L`` (lower) and ``inv(L)`` of the result (``upper=True`` gives ``L^H``)."""
+    low = _H(b, out) if upper else out
     return low, b.inv(low)
 
 
 def _cholesky_vjp(b, ct, out, x, *, upper=False):
     low, inv_low = _cholesky_parts(b, out, upper)
-    ct_low = _T(b, ct) if upper else ct
+    ct_low = _H(b, ct) if upper else ct
     n = b.type_of(x).shape[-1]
     phi = b.mul(b.matmul(_T(b, low), ct_low), _mask(b, x, n, "half"))
-    g = _mm(b, _T(b, inv_low), phi, inv_low)
+    g = _mm(b, _T(b, inv_low), phi, _cj(b, inv_low))
     return (_onto_triangle(b, g, lower=not upper),)
 
 
 def _cholesky_jvp(b, t, out, x, *, upper=False):
     low, inv_low = _cholesky_parts(b, out, upper)
     n = b.type_of(x).shape[-1]
-    inner = _mm(b, inv_low, _symmetric(b, t[0], lower=not upper), _T(b, inv_low))
+    inner = _mm(b, inv_low, _symmetric(b, t[0], lower=not upper), _H(b, inv_low))
     d_low = b.matmul(low, b.mul(inner, _mask(b, x, n, "half")))
-    return _T(b, d_low) if upper else d_low
+    return _H(b, d_low) if upper else d_low
 
 
 def _cholesky_infer(t, *, upper=False):
@@ -341,19 +392,19 @@ def _uplo(UPLO):
 
 def _eigh_infer(t, *, UPLO="L", part=0):
     out = _square_infer("eigh")(t)
-    return _with_shape(out, t.shape[:-1]) if part == 0 else out
+    return _real_values(out, t.shape[:-1]) if part == 0 else out
 
 
 def _values_vjp(b, ct, x, UPLO):
     vectors = b.eigh(x, UPLO=UPLO, part=1)
-    g = b.matmul(b.mul(vectors, _row(b, ct)), _T(b, vectors))
+    g = b.matmul(b.mul(_cj(b, vectors), _row(b, ct)), _T(b, vectors))
     return _onto_triangle(b, g, _uplo(UPLO))
 
 
 def _values_jvp(b, t, x, UPLO):
     vectors = b.eigh(x, UPLO=UPLO, part=1)
     moved = b.matmul(_symmetric(b, t, _uplo(UPLO)), vectors)
-    return b.sum(b.mul(vectors, moved), axis=b.type_of(x).ndim - 2)
+    return _re(b, b.sum(b.mul(_cj(b, vectors), moved), axis=b.type_of(x).ndim - 2))
 
 
 def _eigh_vjp(b, ct, out, x, *, UPLO="L", part=0):
@@ -361,7 +412,7 @@ def _eigh_vjp(b, ct, out, x, *, UPLO="L", part=0):
         return (_values_vjp(b, ct, x, UPLO),)
     values = b.eigh(x, UPLO=UPLO, part=0)
     k = b.gap_divide(b.matmul(_T(b, out), ct), values, sign=-1)
-    g = b.mul(_mm(b, out, k, _T(b, out)), b.const(0.5))
+    g = b.mul(_mm(b, _cj(b, out), k, _T(b, out)), b.const(0.5))
     return (_onto_triangle(b, g, _uplo(UPLO)),)
 
 
@@ -369,7 +420,7 @@ def _eigh_jvp(b, t, out, x, *, UPLO="L", part=0):
     if part == 0:
         return _values_jvp(b, t[0], x, UPLO)
     values = b.eigh(x, UPLO=UPLO, part=0)
-    moved = _mm(b, _T(b, out), _symmetric(b, t[0], _uplo(UPLO)), out)
+    moved = _mm(b, _H(b, out), _symmetric(b, t[0], _uplo(UPLO)), out)
     return b.matmul(out, b.gap_divide(moved, values))
 
 
@@ -420,7 +471,8 @@ def _svd_infer(t, *, part=1):
     t = _matrices("svd", t)
     m, n = t.shape[-2:]
     k = min(m, n)
-    return _with_shape(t, t.shape[:-2] + ((m, k), (k,), (k, n))[part])
+    shape = t.shape[:-2] + ((m, k), (k,), (k, n))[part]
+    return _real_values(t, shape) if part == 1 else _with_shape(t, shape)
 
 
 def _svd_parts(b, x):
@@ -429,7 +481,17 @@ def _svd_parts(b, x):
 
 def _values_of_svd_vjp(b, ct, x):
     u, _, vt = _svd_parts(b, x)
-    return b.matmul(b.mul(u, _row(b, ct)), vt)
+    return b.matmul(b.mul(_cj(b, u), _row(b, ct)), _cj(b, vt))
+
+
+def _phase_of_u(b, p, s):
+    """``diag(i Im(diag(p)) / s)``: the phase the columns of a complex ``U`` take
+    relative to ``V`` (JAX's choice puts it all in ``U``); None when real."""
+    if not _is_complex(b, p):
+        return None
+    d = _diag_part(b, p)
+    turn = b.mul(b.sub(d, b.real(d)), b.recip_nonzero(s))
+    return b.mul(_row(b, turn), _mask(b, p, b.type_of(p).shape[-1], "eye"))
 
 
 def _svd_vjp(b, ct, out, x, *, part=1):
@@ -439,38 +501,42 @@ def _svd_vjp(b, ct, out, x, *, part=1):
     m, n = b.type_of(x).shape[-2:]
     squares = b.mul(s, s)
     if part == 0:  # U (F o (U'Ū - Ū'U)) S V' + (I - UU') Ū S⁻¹ V'
-        k = b.gap_divide(b.matmul(_T(b, u), ct), squares, sign=-1)
-        g = _mm(b, u, b.mul(k, _row(b, s)), vt)
+        y = b.matmul(_T(b, u), ct)
+        inner = _sum_terms(b, [b.mul(b.gap_divide(y, squares, sign=-1), _row(b, s)),
+                               _phase_of_u(b, y, s)])
+        g = _mm(b, _cj(b, u), inner, _cj(b, vt))
         if m > n:
-            rest = b.sub(ct, _mm(b, u, _T(b, u), ct))
-            g = b.add(g, b.matmul(rest, b.mul(vt, _col(b, b.recip_nonzero(s)))))
+            rest = b.sub(ct, _mm(b, _cj(b, u), _T(b, u), ct))
+            g = b.add(g, b.matmul(rest, b.mul(_cj(b, vt), _col(b, b.recip_nonzero(s)))))
         return (g,)
     # part 2 (V'): U S (F o (V'V̄ - V̄'V)) V' + U S⁻¹ V̄' (I - VV')
-    k = b.gap_divide(b.matmul(vt, _T(b, ct)), squares, sign=-1)
-    g = _mm(b, u, b.mul(_col(b, s), k), vt)
+    k = b.gap_divide(_cj(b, b.matmul(vt, _T(b, ct))), squares, sign=-1)
+    g = _mm(b, _cj(b, u), b.mul(_col(b, s), k), _cj(b, vt))
     if n > m:
-        rest = b.sub(ct, _mm(b, ct, _T(b, vt), vt))
-        g = b.add(g, b.matmul(b.mul(u, _row(b, b.recip_nonzero(s))), rest))
+        rest = b.sub(ct, _mm(b, ct, _T(b, vt), _cj(b, vt)))
+        g = b.add(g, b.matmul(b.mul(_cj(b, u), _row(b, b.recip_nonzero(s))), rest))
     return (g,)
 
 
 def _svd_jvp(b, t, out, x, *, part=1):
     u, s, vt = _svd_parts(b, x)
     m, n = b.type_of(x).shape[-2:]
-    dp = _mm(b, _T(b, u), t[0], _T(b, vt))
+    dp = _mm(b, _H(b, u), t[0], _H(b, vt))
     if part == 1:
-        return _diag_part(b, dp)
+        return _re(b, _diag_part(b, dp))
     squares = b.mul(s, s)
-    if part == 0:  # U (F o (dP S + S dP')) + (I - UU') dA V S⁻¹
-        du = b.matmul(u, b.gap_divide(b.mul(dp, _row(b, s)), squares, sign=1))
+    if part == 0:  # U (F o (dP S + S dP') + i Im(diag(dP)) S⁻¹) + (I - UU') dA V S⁻¹
+        inner = _sum_terms(b, [b.gap_divide(b.mul(dp, _row(b, s)), squares, sign=1),
+                               _phase_of_u(b, dp, s)])
+        du = b.matmul(u, inner)
         if m > n:
-            rest = b.sub(b.matmul(t[0], _T(b, vt)), b.matmul(u, dp))
+            rest = b.sub(b.matmul(t[0], _H(b, vt)), b.matmul(u, dp))
             du = b.add(du, b.mul(rest, _row(b, b.recip_nonzero(s))))
         return du
     # d(V') = -(F o (S dP + dP' S)) V' + S⁻¹ U' dA (I - VV')
     dvt = b.neg(b.matmul(b.gap_divide(b.mul(_col(b, s), dp), squares, sign=1), vt))
     if n > m:
-        rest = b.sub(b.matmul(_T(b, u), t[0]), b.matmul(dp, vt))
+        rest = b.sub(b.matmul(_H(b, u), t[0]), b.matmul(dp, vt))
         dvt = b.add(dvt, b.mul(rest, _col(b, b.recip_nonzero(s))))
     return dvt
 
@@ -531,12 +597,29 @@ def _qr_parts(b, x):
     return q, r, b.inv(r)
 
 
+def _diagonal_phase(b, c, n):
+    """``i Im(diag(c))`` as a diagonal matrix (the diagonal of a complex ``R`` stays real)."""
+    return b.mul(b.sub(c, b.real(c)), _mask(b, c, n, "eye"))
+
+
+def _skew_part(b, c, n):
+    """``Ω = tril(c, -1) - tril(c, -1)^H`` (plus :func:`_diagonal_phase` when complex)."""
+    low = b.mul(c, _mask(b, c, n, "lower"))
+    omega = b.sub(low, _H(b, low))
+    return b.add(omega, _diagonal_phase(b, c, n)) if _is_complex(b, c) else omega
+
+
+def _skew_part_transpose(b, m, n):
+    """The transpose of :func:`_skew_part`: ``tril(m - m^H, -1)`` (plus the phase)."""
+    low = b.mul(b.sub(m, _H(b, m)), _mask(b, m, n, "lower"))
+    return b.add(low, _diagonal_phase(b, m, n)) if _is_complex(b, m) else low
+
+
 def _qr_vjp(b, ct, out, x, *, part=0):
     q, r, inv_r = _qr_parts(b, x)
     n = b.type_of(x).shape[-1]
     m = b.matmul(_T(b, q), ct) if part == 0 else b.neg(b.matmul(ct, _T(b, r)))
-    c = b.sub(b.mul(b.sub(m, _T(b, m)), _mask(b, x, n, "lower")), m)
-    g = b.matmul(q, c)
+    g = b.matmul(_cj(b, q), b.sub(_skew_part_transpose(b, m, n), m))
     if part == 0:
         g = b.add(ct, g)
     return (b.matmul(g, _T(b, inv_r)),)
@@ -546,9 +629,8 @@ def _qr_jvp(b, t, out, x, *, part=0):
     q, r, inv_r = _qr_parts(b, x)
     n = b.type_of(x).shape[-1]
     g = b.matmul(t[0], inv_r)
-    c = b.matmul(_T(b, q), g)
-    low = b.mul(c, _mask(b, x, n, "lower"))
-    omega = b.sub(low, _T(b, low))
+    c = b.matmul(_H(b, q), g)
+    omega = _skew_part(b, c, n)
     if part == 0:
         return b.add(b.matmul(q, b.sub(omega, c)), g)
     return b.matmul(b.sub(c, omega), r)
@@ -583,20 +665,22 @@ def _pinv_infer(t, *, rcond=None):
 
 
 def pinv_cotangent(b, ct, p, a):
-    """Ā given P̄ = ``ct`` for ``P = pinv(A)`` of constant (full) rank."""
-    pt, ctt = _T(b, p), _T(b, ct)
+    """Ā given P̄ = ``ct`` for ``P = pinv(A)`` of constant (full) rank (complex: the
+    conjugate of the Hermitian-adjoint formula applied to ``conj(ct)``)."""
+    ct = _cj(b, ct)
+    pt, ctt = _H(b, p), _H(b, ct)
     first = b.neg(_mm(b, pt, ct, pt))
     second = b.matmul(b.sub(ctt, _mm(b, a, p, ctt)), b.matmul(p, pt))
     third = b.matmul(b.matmul(pt, p), b.sub(ctt, _mm(b, ctt, p, a)))
-    return b.add(b.add(first, second), third)
+    return _cj(b, b.add(b.add(first, second), third))
 
 
 def pinv_tangent(b, t, p, a):
     """dP given dA = ``t`` for ``P = pinv(A)`` of constant (full) rank."""
-    tt = _T(b, t)
+    tt = _H(b, t)
     first = b.neg(_mm(b, p, t, p))
-    second = b.matmul(b.matmul(p, _T(b, p)), b.sub(tt, _mm(b, tt, a, p)))
-    third = b.matmul(b.sub(tt, _mm(b, p, a, tt)), b.matmul(_T(b, p), p))
+    second = b.matmul(b.matmul(p, _H(b, p)), b.sub(tt, _mm(b, tt, a, p)))
+    third = b.matmul(b.sub(tt, _mm(b, p, a, tt)), b.matmul(_H(b, p), p))
     return b.add(b.add(first, second), third)
 
 

@@ -345,8 +345,9 @@ primitive("stop_gradient", view=True, emit="{0}", infer=same_type, nondiff=True,
 
 # -- piecewise constant: no derivative ------------------------------------------------
 
+# np.sign of complex values (z / |z|) is ``complex_sign`` (ops/complex_numbers.py)
 primitive("sign", emit="np.sign({0})", infer=elementwise("sign"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.sign,))
+          examples=[ex((3,))])
 primitive("floor", emit="np.floor({0})", infer=elementwise("floor"), nondiff=True, family=F,
           examples=[ex((3,))], aliases=(np.floor, math.floor))
 primitive("ceil", emit="np.ceil({0})", infer=elementwise("ceil"), nondiff=True, family=F,
@@ -468,17 +469,23 @@ primitive("pyfloat", emit="float({0})", infer=_pyfloat_infer, family=F, dynamic=
 
 
 def _npscalar_infer(t: AType, *, dtype) -> AType:
-    if not t.weak:
-        raise ValueError(f"npscalar needs a Python number, got {t}")
+    if t.shape != ():
+        raise ValueError(f"npscalar needs a Python number or a 0-d value, got {t}")
     return AType((), np.dtype(dtype), False)
 
 
+def _npscalar_jvp(b, t, out, x, *, dtype):
+    t = expand_like(b, t[0], out)
+    return t if b.type_of(t).dtype == dtype else b.npscalar(t, dtype=dtype)
+
+
 # the NumPy scalar a NumPy function gives for Python-number inputs (np.multiply(2.0, s)
-# is an np.float64, a strong type: it makes a float32 array it meets float64)
+# is an np.float64, a strong type: it makes a float32 array it meets float64), and
+# np.complex128(v) of a 0-d v
 primitive("npscalar", emit="{dtype}({0})", infer=_npscalar_infer, family=F, dynamic=False,
           impl=lambda x, *, dtype: np.dtype(dtype).type(x),
           vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x),),
-          jvp=lambda b, t, out, x, *, dtype: expand_like(b, t[0], out),
+          jvp=_npscalar_jvp,
           batch=lambda b, axes, x, *, dtype: (b.cast(to_front(b, x, axes[0]), dtype=dtype), 0),
           examples=[ex(float, dtype=np.dtype("float64"))])
 

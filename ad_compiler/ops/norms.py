@@ -19,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad.rules import ex, lowering, primitive
+from ..ir.core import AType
 from ._batch import batch_norm
+from .complex_numbers import conj_if_complex, real_if_complex
 from ._infer import normalize_axis
 from .reduction import keep_dims_of, reduce_infer
 
@@ -29,17 +31,25 @@ _sum_infer = reduce_infer("sum")
 def _norm_infer(t, *, ord=None, axis=None, keepdims=False):
     if ord is not None and not isinstance(axis, int):
         raise ValueError(f"norm: ord={ord!r} needs one axis, got axis={axis!r}")
-    return _sum_infer(t, axis=axis, keepdims=keepdims)
+    out = _sum_infer(t, axis=axis, keepdims=keepdims)
+    return AType(out.shape, _real_dtype(out.dtype), False)
+
+
+def _real_dtype(dtype):
+    """The dtype of a norm (a magnitude) of values of ``dtype``: complex64 -> float32."""
+    return np.dtype(np.finfo(dtype).dtype) if dtype.kind == "c" else dtype
 
 
 def _slope(b, x, out, ord, axis, keepdims):
-    """The gradient of the norm ``out`` of ``x``, 0 where the norm is 0 (shaped as ``x``)."""
+    """The gradient of the norm ``out`` of ``x``, 0 where the norm is 0 (shaped as ``x``):
+    ``conj(x) / |x|`` times the real slope of a complex ``x`` (as ``abs``)."""
     kept = keep_dims_of(b, out, x, axis, keepdims)
     den = b.where(b.equal(kept, b.const(0)), b.const(1), kept)
     if ord in (None, 2):
-        return b.div(x, den)
+        return b.div(conj_if_complex(b, x), den)
     power = float(ord) - 1.0
-    top = b.mul(b.sign(x), b.pow_scalar(b.abs(x), exponent=power))
+    direction = b.conj(b.complex_sign(x)) if b.type_of(x).dtype.kind == "c" else b.sign(x)
+    top = b.mul(direction, b.pow_scalar(b.abs(x), exponent=power))
     return b.div(top, b.pow_scalar(den, exponent=power))
 
 
@@ -49,8 +59,8 @@ def _norm_vjp(b, ct, out, x, *, ord=None, axis=None, keepdims=False):
 
 
 def _norm_jvp(b, t, out, x, *, ord=None, axis=None, keepdims=False):
-    return b.sum(b.mul(t[0], _slope(b, x, out, ord, axis, keepdims)), axis=axis,
-                 keepdims=keepdims)
+    return real_if_complex(b, b.sum(b.mul(t[0], _slope(b, x, out, ord, axis, keepdims)),
+                                    axis=axis, keepdims=keepdims))
 
 
 primitive(
@@ -82,7 +92,7 @@ def _vector_norm(b, x, ord, axis, keepdims):
     if ord == -np.inf:
         return b.min(b.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        nonzero = b.cast(b.not_equal(x, b.const(0)), dtype=b.type_of(x).dtype)
+        nonzero = b.cast(b.not_equal(x, b.const(0)), dtype=_real_dtype(b.type_of(x).dtype))
         return _sum(b, nonzero, axis, keepdims)
     if ord == 1:
         return _sum(b, b.abs(x), axis, keepdims)

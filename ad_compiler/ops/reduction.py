@@ -24,6 +24,7 @@ from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._batch import broadcasting, reducing
 from ._infer import as_float, normalize_axis, result_type, static_axis
+from .complex_numbers import conj_if_complex, real_if_complex
 from .scans import others_product
 
 F = "reduction"
@@ -275,24 +276,37 @@ def _per_std(b, g, out, x, axis, ddof, keepdims):
     return b.where(same, b.const(0), b.where(flat, b.const(0), scaled))
 
 
+def _conj_deviation(b, x, axis):
+    """``conj(x - mean(x))``: the slope of ``|x - mean(x)|`` (of a complex ``x`` too)."""
+    return conj_if_complex(b, _deviation(b, x, axis))
+
+
 def _std_vjp(b, ct, out, x, *, axis=None, ddof=0, keepdims=False):
     # std = |x - mean(x)| / sqrt(n - ddof), a scaled norm: its derivative is
     # (x - mean(x)) / ((n - ddof) std). Where the spread is zero (an axis of length 1,
     # equal values) the norm is at its kink: its smallest subgradient there is 0, which is
     # also what central differences give (sqrt's infinite slope at 0 would make 0 * inf)
     scale = keep_dims_of(b, _per_std(b, ct, out, x, axis, ddof, keepdims), x, axis, keepdims)
-    return (b.fit(b.mul(_deviation(b, x, axis), scale), x),)
+    return (b.fit(b.mul(_conj_deviation(b, x, axis), scale), x),)
 
 
 def _std_jvp(b, t, out, x, *, axis=None, ddof=0, keepdims=False):
-    g = b.sum(b.mul(_deviation(b, x, axis), t[0]), axis=axis, keepdims=keepdims)
+    g = real_if_complex(b, b.sum(b.mul(_conj_deviation(b, x, axis), t[0]), axis=axis,
+                                 keepdims=keepdims))
     return _per_std(b, g, out, x, axis, ddof, keepdims)
+
+
+def _std_infer(t, *, axis=None, ddof=0, keepdims=False):
+    """The type of a mean; real (of the same precision) for complex values, as NumPy."""
+    out = reduce_infer("mean")(t, axis=axis, keepdims=keepdims)
+    if out.dtype.kind == "c":
+        out = AType(out.shape, np.dtype(np.finfo(out.dtype).dtype), False)
+    return out
 
 
 primitive(
     "std", emit="{0}.std(axis={axis}, ddof={ddof}, keepdims={keepdims})", array_inputs=True,
-    infer=lambda t, *, axis=None, ddof=0, keepdims=False: reduce_infer("mean")(
-        t, axis=axis, keepdims=keepdims),
+    infer=_std_infer,
     vjp=_std_vjp, jvp=_std_jvp, family=F,
     examples=[ex((3,), axis=None, ddof=0, keepdims=False),
               ex((2, 3), axis=1, ddof=1, keepdims=True),

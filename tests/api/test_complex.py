@@ -305,14 +305,6 @@ def uses_maximum(z):
     return np.sum(np.abs(np.maximum(z, 0.0)))
 
 
-def uses_sort(z):
-    return np.sum(np.abs(np.sort(z)))
-
-
-def uses_max(z):
-    return np.abs(np.max(z))
-
-
 def compares(z):
     return np.sum(np.abs(np.where(z > 0.0, z, 0.0)))
 
@@ -327,36 +319,12 @@ def writes_into_real(z):
     return np.sum(buf)
 
 
-def uses_std(z):
-    return np.std(z)
-
-
 def uses_floor(z):
     return np.sum(np.abs(np.floor(z)))
 
 
-def uses_linalg_norm(z):
-    return np.linalg.norm(z)
-
-
-def python_complex_times_float64(x):
-    return np.sum(np.abs(x + 1j * np.sum(x)))
-
-
-def test_python_complex_times_a_float64_scalar_is_a_located_refusal():
-    """Python: np.float64 is a float, 1j * it a Python complex; a 0-d array gives
-    np.complex128. The compiler cannot tell them apart: refused, with both spellings."""
-    with pytest.raises(AdCompilerError) as info:
-        grad(python_complex_times_float64)(np.array([0.5, -1.0], np.float32) * 0 + np.ones(2))
-    assert info.value.loc.file == __file__
-    assert "float(v)" in str(info.value) and "np.complex128(1j)" in str(info.value)
-    x = np.array([0.5, -1.0], np.float32)
-    g = grad(lambda x: np.sum(np.abs(x + 1j * float(np.sum(x)))))(x)
-    assert g.dtype == np.float32
-
-
-@pytest.mark.parametrize("fn", [uses_maximum, uses_sort, uses_max, compares, drops_imaginary,
-                                writes_into_real, uses_std, uses_floor, uses_linalg_norm])
+@pytest.mark.parametrize("fn", [uses_maximum, compares, drops_imaginary, writes_into_real,
+                                uses_floor])
 def test_no_complex_rule_is_a_located_type_error(fn):
     with pytest.raises(AdCompilerError) as info:
         grad(fn)(Z)
@@ -380,7 +348,10 @@ def _lowered_numpy_functions():
     for obj, _ in rules._LOWERINGS.values():
         for space, prefix in ((np, "np"), (np.linalg, "np.linalg")):
             name = getattr(obj, "__name__", None)
-            if name and getattr(space, name, None) is obj and name not in ("choice", "permutation"):
+            # np.complex64 rounds to float32: its gradient needs a larger step
+            # (tests/api/test_complex_linalg.py)
+            if name and getattr(space, name, None) is obj and name not in (
+                    "choice", "permutation", "complex64"):
                 found[f"{prefix}.{name}"] = obj
     return dict(sorted(found.items()))
 

@@ -103,6 +103,8 @@ def like(value, rng):
     """A random value of the same type as ``value`` (a cotangent or a tangent)."""
     if type(value) is float:  # not np.float64, a float subclass that is an array scalar
         return float(draw(rng, ()))
+    if type(value) is complex:  # a complex result of real inputs (complex(a, b))
+        return complex(draw(rng, ()), draw(rng, ()))
     arr = np.asarray(value)
     if arr.dtype.kind == "c":  # a complex output (np.fft): a complex cotangent or tangent
         return (draw(rng, arr.shape) + 1j * draw(rng, arr.shape)).astype(arr.dtype)
