@@ -2,8 +2,12 @@
 
 Invariants:
 
-* The source compiled is exactly ``to_source(fn)``: nothing is added, so
-  ``Compiled.source`` is what a traceback, ``inspect.getsource`` and pdb show.
+* ``Compiled.source`` is the module that runs as printed (codegen/module.py): the
+  imports and constants the function reads, then ``to_source(fn)``. The function is
+  compiled from its own text at the line it has in that module (the constants are
+  the namespace's objects, not re-created from their text), and the module is what
+  ``linecache`` holds, so a traceback, ``inspect.getsource`` and pdb show the
+  generated lines with their line numbers in ``Compiled.source``.
 * Each compilation has its own pseudo filename ``<ad_compiler:NAME:N>``; ``N``
   counts compilations in this process only so that two compilations of the same
   name keep separate ``linecache`` entries. The counter never reaches the source.
@@ -24,13 +28,15 @@ from ..depth import on_deep_stack, too_deep
 from ..gc_pause import gc_paused
 from ..stages import run_stage
 from .emit import function_name, to_source
+from .module import header_length, module_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled function with the source it was compiled from."""
+    """A compiled function, the module that defines it (runs as printed) and its
+    pseudo filename."""
 
     fn: Callable
     source: str
@@ -49,17 +55,20 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
         if isinstance(exc, SyntaxError) and "too many" not in str(exc.msg):
             raise
         raise _too_deep(fn) from None
-    _register(filename, source)
+    text = module_source(source, namespace)
+    _register(filename, text)
     exec(code, namespace)  # noqa: S102 - the source is generated from our own IR
     func = namespace[name]
     weakref.finalize(func, linecache.cache.pop, filename, None)
-    return Compiled(func, source, filename)
+    return Compiled(func, text, filename)
 
 
 def _generate(fn, filename: str, comments: bool, reuse_buffers: bool):
     source, namespace = run_stage("codegen", to_source, fn, comments=comments,
                                   reuse_buffers=reuse_buffers)
-    return source, namespace, run_stage("compile()", compile, source, filename, "exec")
+    # blank lines for the module's header: the def's lines are its lines in the module
+    text = "\n" * header_length(namespace) + source
+    return source, namespace, run_stage("compile()", compile, text, filename, "exec")
 
 
 def _too_deep(fn):

@@ -55,20 +55,21 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
-from . import floats, inplace, tapes
+from . import floats, inplace, module, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
 
 
 def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[str, dict]:
-    """The Python source of ``fn`` and the namespace dict it must run in.
+    """The Python source of ``fn`` and the namespace dict it must run in (the entries
+    it reads: codegen/module.py writes them as the module's header).
 
     With ``reuse_buffers``, elementwise ops write into dead buffers (codegen/inplace.py).
     """
     ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
-    return unparse(tree), ctx.namespace
+    return unparse(tree), module.used_namespace(tree, ctx.namespace)
 
 
 def function_name(fn) -> str:
