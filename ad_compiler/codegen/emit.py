@@ -55,7 +55,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
-from . import floats, inplace, module, tapes
+from . import coalesce, floats, inplace, module, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -102,6 +102,9 @@ class EmitContext:
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
+        # values a loop or branch hands on share one name (codegen/coalesce.py)
+        self._groups = coalesce.plan(fn, self._named_otherwise())
+        self._group_names: dict = {}
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -109,9 +112,26 @@ class EmitContext:
         self._ns.reserve(self.fn_name)
 
     # -- names -----------------------------------------------------------------
+    def _named_otherwise(self) -> set:
+        """Ids of the values whose name is not their own: written in place, aliases,
+        written by their float()."""
+        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse
+               or id(op) in self._absorbed] + [op for op in self.fn.body.ops if _is_alias(op)]
+        return {id(v) for op in ops for v in op.results}
+
+    def _value_name(self, v, name: str | None = None) -> str:
+        """A fresh name for ``v`` (or ``name``), or its group's (codegen/coalesce.py)."""
+        group = self._groups.get(id(v))
+        if group is not None and group in self._group_names:
+            return self._group_names[group]
+        name = self._ns.fresh(v.hint) if name is None else name
+        if group is not None:
+            self._group_names[group] = name
+        return name
+
     def _name_block(self, block) -> None:
         for v in block.args:
-            self._names[id(v)] = self._ns.fresh(v.hint)
+            self._names[id(v)] = self._value_name(v)
         for op in block.ops:
             if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
                 continue
@@ -120,8 +140,8 @@ class EmitContext:
                 continue
             k = self._reuse.get(id(op))
             for v in op.results:  # an op writing in place keeps its buffer's name
-                self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
-                    self._names[id(op.inputs[k])]
+                self._names[id(v)] = self._value_name(v) if k is None else \
+                    self._value_name(v, self._names[id(op.inputs[k])])
             for region in op.regions:
                 self._name_block(region)
 

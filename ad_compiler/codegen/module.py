@@ -44,7 +44,7 @@ import numpy as np
 #: the largest array written as an ``np.array([...])`` literal
 LITERAL_LIMIT = 100
 
-_MODULES = {"np": "import numpy as np", "math": "import math",
+_MODULES = {"math": "import math", "np": "import numpy as np",
             "rt": "from ad_compiler import runtime as rt"}
 
 
@@ -87,14 +87,14 @@ def _split(namespace: dict) -> tuple[list, list]:
             imports.append((name, obj))
         else:
             constants.append((name, obj))
-    # numpy first (constants are written with it), then the other imports by name
+    # the standard library, numpy, ad_compiler (PEP 8's order), then functions by name
     modules = [(n, o) for n, o in imports if n in _MODULES]
     if constants and "np" not in namespace:
         modules.append(("np", np))
     if "rt" not in namespace and (any(not _printable(o) for _, o in constants) or any(
             _import_line(n, o).startswith(n + " =") for n, o in imports if n not in _MODULES)):
         modules.append(("rt", None))
-    modules.sort(key=lambda item: (item[0] != "np", item[0]))
+    modules.sort(key=lambda item: list(_MODULES).index(item[0]))
     others = sorted((item for item in imports if item[0] not in _MODULES), key=lambda i: i[0])
     return modules + others, constants
 
