@@ -197,9 +197,19 @@ def _if(op, j, uses, groups) -> None:
             if any(y is r for o in branch.ops for r in o.results):
                 groups.link(y, res, once_new=False)
             elif uses.local(y, j) and y.hint == res.hint and uses.last.get(id(y), -1) <= j \
-                    and not any(id(y) in _branch_reads(b) for b in branches if b is not branch) \
-                    and id(y) not in _branch_reads(branch, yields=False):
+                    and id(y) not in _branch_reads(branch, yields=False) \
+                    and all(_free_after_yield(b, s, y) for b in branches if b is not branch):
                 groups.link(y, res, once_new=False)
+
+
+def _free_after_yield(branch, s, y) -> bool:
+    """``y`` is not read in ``branch`` once the value it yields in place ``s`` is made
+    (then written under ``y``'s name)."""
+    uses = _Uses(branch, [v for k, v in enumerate(branch.results) if k != s])
+    m = uses.made_here(branch.results[s])
+    if m is None:  # bound at the branch's end, after every read of the branch
+        return uses.last.get(id(y), -1) < len(branch.ops)
+    return uses.dead_from(y, m)
 
 
 def _branch_reads(branch, yields=True) -> set:
