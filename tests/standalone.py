@@ -4,8 +4,8 @@
 ``adjoint_source`` and the CLI print) in an empty dict and calls the function it
 defines; ``assert_same(got, want)`` checks two results are identical (types,
 dtypes, shapes and bits). ``checking_printed()`` makes every function compiled
-while it is active run both ways on every call and compare (the docs examples run
-under it).
+while it is active define no undefined name and run both ways on every call and
+compare (the docs examples run under it).
 """
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ def assert_same(got, want, where="result"):
 
 
 def _checked(compiled):
+    from benchmarks.printed import undefined_names
+    missing = undefined_names(compiled.source)
+    assert not missing, f"the printed {compiled.fn.__name__} reads {missing} undefined"
     printed = printed_function(compiled)
     real = compiled.fn
 
