@@ -25,6 +25,7 @@ from ..tensor import Tensor, unwrap, wrap
 from .packing import write_parameters
 from .keywords import call_parameters, display_name
 from .signature import ARRAY, PYFLOAT, TENSOR, signature
+from ..codegen.compile import add_origin_notes
 from .state import indent, reader_code
 
 
@@ -277,6 +278,10 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
         ret = f"return {call}"   # the generated function's outputs already are the result
     else:
         ret = f"o = {call}\n{wraps}return {expr}"
+    # an exception of the generated code is noted with the user's lines (a try costs
+    # nothing until something is raised)
+    ns["noted"] = add_origin_notes
+    ret = f"try:\n{indent(ret, 4)}except BaseException as exc:\n    noted(exc)\n    raise\n"
     return checks, ret
 
 

@@ -17,6 +17,7 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_complex
+from ..codegen.compile import add_origin_notes
 from .packing import _value, no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
@@ -218,7 +219,11 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
-    outs = compiled.fn(*leaves, *params, *state, *t_leaves)
+    try:
+        outs = compiled.fn(*leaves, *params, *state, *t_leaves)
+    except BaseException as exc:
+        add_origin_notes(exc)
+        raise
     half = len(outs) // 2
     set_written(lifted.effects, outs[half - len(lifted.effects):half])
     return jvp_results(lifted.out_tree, outs, TENSOR in kinds, has_aux)

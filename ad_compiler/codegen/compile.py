@@ -15,6 +15,10 @@ Invariants:
   located :class:`~ad_compiler.errors.NestingTooDeepError`, never a SyntaxError.
 * The ``linecache`` entry lives as long as the compiled function: compiling many
   short-lived functions does not grow the cache for ever.
+* An exception raised inside a compiled function, passed to :func:`add_origin_notes`
+  by the code that called it, gets a note per generated frame naming the generated
+  line and the user's line it came from (the ``# file:line: text`` comment it stands
+  under): ``f_grad line 6: sin = np.sin(y)  (from model.py:24: z = x * np.sin(y))``.
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ from .emit import function_name, to_source
 from .module import header_length, module_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
+#: pseudo filename -> per line of its module, the user's line it came from (or None)
+_ORIGINS: dict[str, list] = {}
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,10 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
         raise _too_deep(fn) from None
     text = module_source(source, namespace)
     _register(filename, text)
+    _ORIGINS[filename] = _origins(text)
     exec(code, namespace)  # noqa: S102 - the source is generated from our own IR
     func = namespace[name]
-    weakref.finalize(func, linecache.cache.pop, filename, None)
+    weakref.finalize(func, _forget, filename)
     return Compiled(func, text, filename)
 
 
@@ -90,3 +97,40 @@ def _too_deep(fn):
 def _register(filename: str, source: str) -> None:
     # mtime None marks an entry with no file behind it: linecache.checkcache keeps it
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def _forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    _ORIGINS.pop(filename, None)
+
+
+def _origins(text: str) -> list:
+    """Per line of ``text`` (index 0: line 1), the ``file:line: source`` comment it
+    stands under: the last one above it (codegen writes one where the user's line
+    changes, in the order the statements run)."""
+    out, where = [], None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("def "):
+            where = None
+        elif stripped.startswith("# "):
+            where = stripped[2:]
+        out.append(where)
+    return out
+
+
+def add_origin_notes(exc: BaseException) -> None:
+    """Note on ``exc``, for each frame of a compiled function in its traceback, the
+    generated line and the user's line it came from (once per frame)."""
+    tb = exc.__traceback__
+    notes = getattr(exc, "__notes__", [])
+    while tb is not None:
+        code, line = tb.tb_frame.f_code, tb.tb_lineno
+        origins = _ORIGINS.get(code.co_filename)
+        if origins is not None and 0 < line <= len(origins):
+            text = linecache.getline(code.co_filename, line).strip()
+            where = origins[line - 1]
+            note = f"{code.co_name} line {line}: {text}" + (f"  (from {where})" if where else "")
+            if note not in notes:
+                exc.add_note(note)
+        tb = tb.tb_next

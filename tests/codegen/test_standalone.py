@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
+from ad_compiler.api.extension import USER_FUNCTIONS
 from ad_compiler.api.signature import flatten
 from ad_compiler.codegen.module import constant_source
 from tests.corpus.load import corpus
@@ -58,3 +59,76 @@ def test_float32_constants_are_written_with_float32_digits():
     assert constant_source(np.array([0.1, 0.25], np.float32)) == \
         "np.array([0.1, 0.25], dtype=np.float32)"
     assert constant_source(np.array(1.0)) == "np.array(1.0)"
+
+
+# -- tracebacks and pdb -----------------------------------------------------------------
+def inverse_loss(a):
+    b = np.linalg.inv(a)
+    return np.sum(b * b)
+
+
+def sin_loss(x, y):
+    z = x * np.sin(y)
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("calls", [1, 2])   # the general path, then the fast path
+def test_a_traceback_shows_the_generated_line_and_the_users_line(calls):
+    import traceback
+    grad = ms.grad(inverse_loss)
+    grad(np.eye(2))
+    for _ in range(calls):
+        with pytest.raises(np.linalg.LinAlgError) as info:
+            grad(np.ones((2, 2)))                 # singular: raised inside the gradient
+    text = "".join(traceback.format_exception(info.value))
+    filename = ms.api.transforms.compiled_entry(inverse_loss, np.eye(2)).compiled.filename
+    line = next(i for i, text in enumerate(
+        ms.adjoint_source(inverse_loss, np.eye(2)).splitlines(), 1) if text == "    b = np.linalg.inv(a)")
+    assert f'File "{filename}", line {line}, in inverse_loss_grad\n' \
+           "    b = np.linalg.inv(a)\n" in text
+    first = inverse_loss.__code__.co_firstlineno
+    assert text.count(f"inverse_loss_grad line {line}: b = np.linalg.inv(a)  (from "
+                      f"test_standalone.py:{first + 1}: b = np.linalg.inv(a))\n") == 1
+
+
+def test_pdb_steps_into_the_generated_lines():
+    import io
+    import pdb
+    compiled = ms.api.transforms.compiled_entry(sin_loss, "f64[3]", "f64[3]").compiled
+    out = io.StringIO()
+    debugger = pdb.Pdb(stdin=io.StringIO("n\nl\np sin\nc\n"), stdout=out, nosigint=True)
+    debugger.use_rawinput = False
+    got = debugger.runcall(compiled.fn, np.ones(3), np.zeros(3))
+    np.testing.assert_array_equal(got[0], np.sin(np.zeros(3)))
+    text = out.getvalue()
+    lines = compiled.source.splitlines()
+    at = lines.index("    sin = np.sin(y)") + 1
+    assert f"{compiled.filename}({at})sin_loss_grad()\n-> sin = np.sin(y)" in text
+    assert f"# test_standalone.py:{sin_loss.__code__.co_firstlineno + 1}: z = x * np.sin(y)" \
+        in text                                      # 'l' lists the lines around, comment too
+    assert "array([0., 0., 0.])" in text             # 'p sin' after stepping over it
+
+
+# -- functions of registered primitives -------------------------------------------------
+def softplus_standalone(x):
+    return np.logaddexp(0.0, x)
+
+
+def _softplus_vjp(b, ct, out, x):
+    return (b.mul(ct, b.sigmoid(x)),)
+
+
+def test_a_registered_function_is_imported_or_read_from_the_registry():
+    def local_softplus_standalone(x):   # not importable by its module and name
+        return np.logaddexp(0.0, x)
+    for fn in (softplus_standalone, local_softplus_standalone):
+        if fn.__name__ not in USER_FUNCTIONS:
+            ms.primitive(fn, vjp=_softplus_vjp)
+
+    def loss(x):
+        return np.sum(softplus_standalone(x) * local_softplus_standalone(x))
+    compiled, x = ms.api.transforms.compiled_entry(loss, "f64[3]").compiled, np.ones(3) * 0.3
+    assert f"from {__name__} import softplus_standalone\n" in compiled.source
+    assert "local_softplus_standalone = rt.registered_function('local_softplus_standalone')\n" \
+        in compiled.source and "from ad_compiler import runtime as rt\n" in compiled.source
+    assert_same(printed_function(compiled)(x), compiled.fn(x))
