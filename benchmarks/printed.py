@@ -112,6 +112,10 @@ def _dead(block, c, t, v, tree) -> bool:
              and n.lineno > copy.lineno and not isinstance(n, (ast.FunctionDef,))]
     if any(_loads(n, v) for n in after if not isinstance(n, (ast.If, ast.For, ast.While))):
         return False  # the copied value is read again: the copy keeps it
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))
+             and n.lineno < copy.lineno <= n.end_lineno]
+    if any(_loads(loop, v) and not _stores(loop, v) for loop in loops):
+        return False  # read again on the loop's next iteration
     # the statement that made the copied value (an augmented assignment updates it)
     defs = [d for d in range(c) if _stores(block[d], v) and not isinstance(block[d], ast.AugAssign)]
     start = defs[-1] + 1 if defs else 0

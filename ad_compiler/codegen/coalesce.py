@@ -17,7 +17,8 @@ a no-op and :func:`~ad_compiler.codegen.control.rebind` writes nothing::
 * a loop's carried argument and its result (the name holds the final value);
 * the carried argument and the value the body yields for it, when that value is
   made by an op of the body after the argument's last read (not inside that op's
-  regions, where the new value could be written before a read of the old one);
+  regions, where the new value could be written before a read of the old one,
+  except in an ``if``'s branch before the branch makes its value);
 * the initial value and the carried argument, when the initial value is made in
   the loop's block, is not read after the loop nor inside it, and bears the same
   hint (the same user variable: ``dh`` seeds the backward loop over ``dh``);
@@ -163,11 +164,24 @@ def _carried(groups, uses, j, op, inits, heads, args, region, nexts, outs) -> No
     for init, head, arg, nxt, out in zip(inits, heads, args, nexts, outs):
         groups.link(head, out, once=False, once_new=False)
         m = body.made_here(nxt)
-        if m is not None and list(nexts).count(nxt) == 1 and body.dead_from(arg, m):
+        if m is not None and list(nexts).count(nxt) == 1 and _free_from(body, arg, nxt, m):
             groups.link(arg, nxt)
         if uses.local(init, j) and init.hint == head.hint and list(inits).count(init) == 1 \
                 and uses.dead_from(init, j):
             groups.link(init, head)
+
+
+def _free_from(uses, arg, nxt, m) -> bool:
+    """``arg`` is not read once op ``m`` of the block starts writing ``nxt``: after op
+    ``m``, and inside it (for an ``if`` making ``nxt``: not after each branch's value
+    for it is made)."""
+    if uses.dead_from(arg, m):
+        return True
+    op = uses.block.ops[m]
+    if op.prim != "if" or uses.last.get(id(arg), -1) > m:
+        return False
+    s = next(k for k, r in enumerate(op.results) if r is nxt)
+    return all(_free_after_yield(branch, s, arg) for branch in op.regions)
 
 
 def _for(op, j, uses, groups) -> None:
