@@ -86,14 +86,22 @@ def compiled_entry(fn, *args, grad_position=0, weights=None, sens_param=False, h
 def adjoint_source(fn: Callable[..., Any], *args: Any, grad_position: Positions = 0,
                    weights: Weights = None, sens_param: bool = False,
                    has_aux: bool = False) -> str:
-    """The generated Python source of ``fn``'s gradient (see :func:`compiled_entry`).
+    """The generated Python source of ``fn``'s gradient (see :func:`compiled_entry`): a
+    module that runs as printed (its imports, its constants, then the function).
 
     Example:
         >>> import numpy as np
         >>> def f(x):
         ...     return np.sum(np.sin(x))
-        >>> print(adjoint_source(f, "f64[3]").splitlines()[0])
+        >>> print(adjoint_source(f, "f64[3]"))
+        import numpy as np
+        <BLANKLINE>
+        <BLANKLINE>
         def f_grad(x):
+            # <doctest ad_compiler.api.transforms.adjoint_source[1]>:2: return np.sum(np.sin(x))
+            cos = np.cos(x)
+            return (cos,)
+        <BLANKLINE>
     """
     return compiled_entry(fn, *args, grad_position=grad_position, weights=weights,
                           sens_param=sens_param, has_aux=has_aux).compiled.source
