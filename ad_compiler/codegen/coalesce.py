@@ -28,21 +28,44 @@ a no-op and :func:`~ad_compiler.codegen.control.rebind` writes nothing::
   ``if`` nor in the other branch.
 
 Every value hands its name on at most once and receives it at most once per path,
-so the members of a group are alive one after the other. A value whose name is
+so the members of a group are alive one after the other. A read of a value
+written in place under its input's name is a read of that name (``dh *= c`` keeps
+``dh`` alive until its result's last read). A value whose name is
 fixed otherwise (written in place into an input's buffer, an alias, a value
-written by its float()) is never given a group's name, and a value captured by a
+written by its float()) is in no group, and a value captured by a
 loop from outside it never hands its name into the loop.
 """
 from __future__ import annotations
 
+import threading
 
-def plan(fn, fixed: set) -> dict:
+
+def plan(fn, fixed: set, buffer_of: dict) -> dict:
     """``id(value) -> group`` (an int) for the values that share a name.
 
-    ``fixed``: ids of values whose name codegen decides otherwise."""
-    groups = _Groups(fixed)
-    _block(fn.body, groups)
-    return groups.result()
+    ``fixed``: ids of values whose name codegen decides otherwise; ``buffer_of``:
+    ``id(result) -> input`` for the results written in place under their input's
+    name (a read of such a result is a read of that name)."""
+    _PLAN.buffer_of = buffer_of
+    try:
+        groups = _Groups(fixed)
+        _block(fn.body, groups)
+        return groups.result()
+    finally:
+        _PLAN.buffer_of = {}
+
+
+#: the ``buffer_of`` of the plan being made in this thread
+_PLAN = threading.local()
+
+
+def _key(v) -> int:
+    """The id under which a read of ``v`` counts: that of the value whose name it has
+    (the first buffer of a chain of in-place writes)."""
+    buffer_of = _PLAN.buffer_of
+    while id(v) in buffer_of:
+        v = buffer_of[id(v)]
+    return id(v)
 
 
 class _Groups:
@@ -62,7 +85,7 @@ class _Groups:
 
         ``once``: ``old`` hands its name on only here; ``once_new``: ``new`` receives
         one only here (the two branches of an ``if`` both hand on to its result)."""
-        if id(new) in self.fixed or (once and id(old) in self.gave) \
+        if id(new) in self.fixed or id(old) in self.fixed or (once and id(old) in self.gave) \
                 or (once_new and id(new) in self.got):
             return
         a, b = self.find(id(old)), self.find(id(new))
@@ -78,10 +101,11 @@ class _Groups:
 
 
 def _reads(op, out: set) -> set:
-    """Ids of the values ``op`` reads: its inputs and, at any depth, its regions' reads."""
-    out.update(id(v) for v in op.inputs)
+    """Keys (:func:`_key`) of the values ``op`` reads: its inputs and, at any depth, its
+    regions' reads."""
+    out.update(_key(v) for v in op.inputs)
     for region in op.regions:
-        out.update(id(v) for v in region.results)
+        out.update(_key(v) for v in region.results)
         for inner in region.ops:
             _reads(inner, out)
     return out
@@ -90,7 +114,7 @@ def _reads(op, out: set) -> set:
 def _region_reads(op) -> set:
     out: set = set()
     for region in op.regions:
-        out.update(id(v) for v in region.results)
+        out.update(_key(v) for v in region.results)
         for inner in region.ops:
             _reads(inner, out)
     return out
@@ -107,7 +131,7 @@ class _Uses:
             for key in _reads(op, set()):
                 self.last[key] = j
         for v in block.results if live_out is None else live_out:
-            self.last[id(v)] = len(block.ops)
+            self.last[_key(v)] = len(block.ops)
         self.inner = [None] * len(block.ops)  # region reads, computed when asked
 
     def reads_inside(self, j) -> set:
@@ -117,7 +141,11 @@ class _Uses:
 
     def dead_from(self, v, j) -> bool:
         """``v`` is not read after op ``j``, nor inside op ``j``'s regions."""
-        return self.last.get(id(v), -1) <= j and id(v) not in self.reads_inside(j)
+        return self.last_read(v) <= j and _key(v) not in self.reads_inside(j)
+
+    def last_read(self, v) -> int:
+        """The index of the last op reading ``v``'s name (-1: none; ``len(ops)``: yielded)."""
+        return self.last.get(_key(v), -1)
 
     def made_here(self, v) -> int | None:
         """The index of the op of this block that makes ``v`` (None: made elsewhere)."""
@@ -178,7 +206,7 @@ def _free_from(uses, arg, nxt, m) -> bool:
     if uses.dead_from(arg, m):
         return True
     op = uses.block.ops[m]
-    if op.prim != "if" or uses.last.get(id(arg), -1) > m:
+    if op.prim != "if" or uses.last_read(arg) > m:
         return False
     s = next(k for k, r in enumerate(op.results) if r is nxt)
     return all(_free_after_yield(branch, s, arg) for branch in op.regions)
@@ -210,8 +238,8 @@ def _if(op, j, uses, groups) -> None:
                 continue
             if any(y is r for o in branch.ops for r in o.results):
                 groups.link(y, res, once_new=False)
-            elif uses.local(y, j) and y.hint == res.hint and uses.last.get(id(y), -1) <= j \
-                    and id(y) not in _branch_reads(branch, yields=False) \
+            elif uses.local(y, j) and y.hint == res.hint and uses.last_read(y) <= j \
+                    and _key(y) not in _branch_reads(branch, yields=False) \
                     and all(_free_after_yield(b, s, y) for b in branches if b is not branch):
                 groups.link(y, res, once_new=False)
 
@@ -222,12 +250,12 @@ def _free_after_yield(branch, s, y) -> bool:
     uses = _Uses(branch, [v for k, v in enumerate(branch.results) if k != s])
     m = uses.made_here(branch.results[s])
     if m is None:  # bound at the branch's end, after every read of the branch
-        return uses.last.get(id(y), -1) < len(branch.ops)
+        return uses.last_read(y) < len(branch.ops)
     return uses.dead_from(y, m)
 
 
 def _branch_reads(branch, yields=True) -> set:
-    out = {id(v) for v in branch.results} if yields else set()
+    out = {_key(v) for v in branch.results} if yields else set()
     for inner in branch.ops:
         _reads(inner, out)
     return out

@@ -103,7 +103,7 @@ class EmitContext:
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
         # values a loop or branch hands on share one name (codegen/coalesce.py)
-        self._groups = coalesce.plan(fn, self._named_otherwise())
+        self._groups = coalesce.plan(fn, self._named_otherwise(), self._buffer_of())
         self._group_names: dict = {}
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
@@ -118,6 +118,12 @@ class EmitContext:
         ops = [op for op in self.fn.body.walk() if id(op) in self._reuse
                or id(op) in self._absorbed] + [op for op in self.fn.body.ops if _is_alias(op)]
         return {id(v) for op in ops for v in op.results}
+
+    def _buffer_of(self) -> dict:
+        """``id(result) -> input`` for the results written in place under the name of
+        their input's buffer."""
+        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse]
+        return {id(op.result): op.inputs[self._reuse[id(op)]] for op in ops}
 
     def _value_name(self, v, name: str | None = None) -> str:
         """A fresh name for ``v`` (or ``name``), or its group's (codegen/coalesce.py)."""
