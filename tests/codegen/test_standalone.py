@@ -132,3 +132,23 @@ def test_a_registered_function_is_imported_or_read_from_the_registry():
     assert "local_softplus_standalone = rt.registered_function('local_softplus_standalone')\n" \
         in compiled.source and "from ad_compiler import runtime as rt\n" in compiled.source
     assert_same(printed_function(compiled)(x), compiled.fn(x))
+
+
+# -- the measures of benchmarks/printed.py -----------------------------------------------
+def test_the_printed_corpus_reads_no_undefined_name_and_has_few_dead_copies():
+    from benchmarks.printed import corpus_sources, measure
+    found = measure(corpus_sources())
+    assert found["undefined names"] == {}
+    # left: swaps (u, v = v, u), loops inside branches started from a value the other
+    # branch reads, values handed on in a nested loop's break machinery
+    assert sum(len(f) for f in found["dead copies"].values()) <= 8, found["dead copies"]
+
+
+def test_the_measures_find_what_they_count():
+    from benchmarks.printed import dead_copies, repeated_comments, undefined_names
+    source = ("import numpy as np\n\n\ndef f(x, n):\n    # m.py:1: h = x\n    h_1 = x\n"
+              "    for i in range(n):\n        h_2 = np.sin(h_1)\n        h_1 = h_2\n"
+              "    # m.py:1: h = x\n    h = h_1 * c\n    # m.py:1: h = x\n    return h\n")
+    assert undefined_names(source) == ["c"]
+    assert dead_copies(source) == ["h_1 = h_2"]
+    assert repeated_comments(source) == ["# m.py:1: h = x"]
