@@ -12,7 +12,8 @@ repeated comments in ``adjoint_source`` text.
   and the copy (a copy a loop needs because it reads its old value while making the
   new one, ``dx_1 = dx * c; ...dx...; dx = dx_1``, is not dead, nor a copy of a
   name bound once to a literal, ``broke_1 = broke`` after ``broke = False``);
-* **repeated comments**: a ``# file:line`` comment written again in the same block.
+* **repeated comments**: a ``# file:line`` comment written again in the same block
+  (mostly the adjoint of a line, after the adjoints of the lines below it).
 """
 from __future__ import annotations
 
@@ -122,10 +123,10 @@ def _dead(block, c, t, v, tree) -> bool:
     return not any(_loads(s, t) for s in block[start:c])
 
 
-def repeated_comments(source: str) -> list[str]:
-    """``# file:line`` comments written more than once in one block."""
-    stack: list = [(-1, Counter())]
-    repeated = []
+def _block_comments(source: str) -> list[list[str]]:
+    """The ``# file:line`` comments of each block, in order."""
+    stack: list = [(-1, [])]
+    blocks = [stack[0][1]]
     for line in source.splitlines():
         if not line.strip():
             continue
@@ -133,14 +134,18 @@ def repeated_comments(source: str) -> list[str]:
         while indent < stack[-1][0]:
             stack.pop()
         if indent > stack[-1][0]:
-            stack.append((indent, Counter()))
-        text = line.strip()
-        if text.startswith("# "):
-            seen = stack[-1][1]
-            seen[text] += 1
-            if seen[text] == 2:
-                repeated.append(text)
-    return repeated
+            stack.append((indent, []))
+            blocks.append(stack[-1][1])
+        if line.strip().startswith("# "):
+            stack[-1][1].append(line.strip())
+    return blocks
+
+
+def repeated_comments(source: str) -> list[str]:
+    """``# file:line`` comments written more than once in one block (the adjoint of a
+    line comes back to it after the adjoints of the lines below: most are that)."""
+    return [c for comments in _block_comments(source)
+            for i, c in enumerate(comments) if c in comments[:i]]
 
 
 def corpus_sources() -> dict:

@@ -151,4 +151,4 @@ def test_the_measures_find_what_they_count():
               "    # m.py:1: h = x\n    h = h_1 * c\n    # m.py:1: h = x\n    return h\n")
     assert undefined_names(source) == ["c"]
     assert dead_copies(source) == ["h_1 = h_2"]
-    assert repeated_comments(source) == ["# m.py:1: h = x"]
+    assert repeated_comments(source) == ["# m.py:1: h = x"] * 2    # written 3 times
