@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-from ad_compiler.api.extension import USER_FUNCTIONS
+from ad_compiler.api.extension import forget
 from ad_compiler.api.signature import flatten
 from ad_compiler.codegen.module import constant_source
 from tests.corpus.load import corpus
@@ -118,20 +118,29 @@ def _softplus_vjp(b, ct, out, x):
     return (b.mul(ct, b.sigmoid(x)),)
 
 
-def test_a_registered_function_is_imported_or_read_from_the_registry():
-    def local_softplus_standalone(x):   # not importable by its module and name
-        return np.logaddexp(0.0, x)
-    for fn in (softplus_standalone, local_softplus_standalone):
-        if fn.__name__ not in USER_FUNCTIONS:
-            ms.primitive(fn, vjp=_softplus_vjp)
+def local_softplus_standalone(x):
+    return np.logaddexp(0.0, x)
 
-    def loss(x):
-        return np.sum(softplus_standalone(x) * local_softplus_standalone(x))
-    compiled, x = ms.api.transforms.compiled_entry(loss, "f64[3]").compiled, np.ones(3) * 0.3
-    assert f"from {__name__} import softplus_standalone\n" in compiled.source
-    assert "local_softplus_standalone = rt.registered_function('local_softplus_standalone')\n" \
-        in compiled.source and "from ad_compiler import runtime as rt\n" in compiled.source
-    assert_same(printed_function(compiled)(x), compiled.fn(x))
+
+def test_a_registered_function_is_imported_or_read_from_the_registry():
+    not_importable = local_softplus_standalone
+    del globals()["local_softplus_standalone"]   # no longer found by its module and name
+    for fn in (softplus_standalone, not_importable):
+        ms.primitive(fn, vjp=_softplus_vjp)
+    try:
+        def loss(x):
+            return np.sum(softplus_standalone(x) * not_importable(x))
+        compiled = ms.api.transforms.compiled_entry(loss, "f64[3]").compiled
+        assert f"from {__name__} import softplus_standalone\n" in compiled.source
+        assert "local_softplus_standalone = rt.registered_function(" \
+               "'local_softplus_standalone')\n" in compiled.source
+        assert "from ad_compiler import runtime as rt\n" in compiled.source
+        x = np.ones(3) * 0.3
+        assert_same(printed_function(compiled)(x), compiled.fn(x))
+    finally:
+        forget(softplus_standalone)
+        forget(not_importable)
+        globals()["local_softplus_standalone"] = not_importable
 
 
 # -- the measures of benchmarks/printed.py -----------------------------------------------
