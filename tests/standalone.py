@@ -53,10 +53,12 @@ def _checked(compiled):
 
     @functools.wraps(real)
     def both(*inputs):
+        state = np.random.get_state()  # code that draws (np.random.randn) draws the same
         try:
             got = printed(*copy.deepcopy(inputs))
         except Exception as exc:  # noqa: BLE001 - the compiled function must raise it too
             got = exc
+        np.random.set_state(state)
         want = real(*inputs)  # an exception of the compiled function propagates as is
         if isinstance(got, Exception):
             raise AssertionError(f"the printed {real.__name__} raised {got!r}; the compiled "
