@@ -121,7 +121,7 @@ def constant_source(value) -> str:
     """Python source that rebuilds ``value`` exactly (see the module's invariants)."""
     from .emit import literal
     if isinstance(value, np.generic) and value.dtype in _LITERAL_DTYPES:
-        return f"np.{value.dtype.name}({_item(value.item(), value.dtype)})"
+        return f"np.{value.dtype.name}({_item_texts(np.asarray(value))[0]})"
     if isinstance(value, np.ndarray) and not value.dtype.hasobject:
         return _array(value)
     if isinstance(value, np.dtype):
