@@ -405,3 +405,27 @@ def list_add(x, y):
 
 def _plus(a, b):
     return list_add(a, b) if isinstance(a, list) else a + b
+
+
+# -- constants of a printed module (codegen/module.py) ----------------------------------
+
+def array_from_base64(dtype: str, shape: tuple, data: str):
+    """The array of ``dtype`` and ``shape`` whose bytes (C order) ``data`` holds in base64:
+    how a printed gradient defines a constant array too large to write as a literal."""
+    import base64
+    return np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape).copy()
+
+
+def unpickle(data: str):
+    """The object pickled in base64 ``data``: a constant of a printed gradient that has
+    no Python literal (neither a number, an array of numbers nor a dtype)."""
+    import base64
+    import pickle
+    return pickle.loads(base64.b64decode(data))  # noqa: S301 - written by codegen/module.py
+
+
+def registered_function(name: str):
+    """The function registered with ``ad_compiler.primitive`` under ``name``: how a
+    printed gradient reads one that cannot be imported by its module and name."""
+    from .api.extension import USER_FUNCTIONS
+    return USER_FUNCTIONS[name]

@@ -25,6 +25,7 @@ from ..tensor import Tensor, unwrap, wrap
 from .packing import write_parameters
 from .keywords import call_parameters, display_name
 from .signature import ARRAY, PYFLOAT, TENSOR, signature
+from ..codegen.compile import add_origin_notes
 from .state import indent, reader_code
 
 
@@ -291,13 +292,19 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
     n_outs = len(entry.ir.outputs)
     unpack = _tuple([f"o{i}" for i in range(n_outs)])[1:-1]
     if expr == "o0" and not wraps and not entry.effects:
-        return checks, f"return {call}[0]"
-    if expr == _tuple([f"o{i}" for i in range(n_outs)]) and not wraps and not entry.effects:
-        return checks, f"return {call}"   # the generated function's outputs already are the result
-    if entry.effects:  # the Parameters the code writes are set first (packing.pack)
+        ret = f"return {call}[0]"
+    elif expr == _tuple([f"o{i}" for i in range(n_outs)]) and not wraps and not entry.effects:
+        ret = f"return {call}"   # the generated function's outputs already are the result
+    elif entry.effects:  # the Parameters the code writes are set first (packing.pack)
         ns["write"] = partial(write_parameters, entry)
-        return checks, f"o = {call}\nwrite(o)\n{unpack} = o\n{wraps}return {expr}"
-    return checks, f"{unpack} = {call}\n{wraps}return {expr}"
+        ret = f"o = {call}\nwrite(o)\n{unpack} = o\n{wraps}return {expr}"
+    else:
+        ret = f"{unpack} = {call}\n{wraps}return {expr}"
+    # an exception of the generated code is noted with the user's lines (a try costs
+    # nothing until something is raised)
+    ns["noted"] = add_origin_notes
+    ret = f"try:\n{indent(ret, 4)}except BaseException as exc:\n    noted(exc)\n    raise\n"
+    return checks, ret
 
 
 def _cells():

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ad.rules import register_lowering
 from ..codegen.cache import lookup_or_build, table_for
+from ..codegen.compile import add_origin_notes
 from ..errors import GradTypeError, GradValueError, UnsupportedOperationError
 from ..frontend import owner_of
 from ..ir.core import Value
@@ -172,12 +173,16 @@ class GradFunction:
         extra += [draw() for _, draw in entry.randoms]
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
-        if entry.backend is not None:
-            from ..backends import run_compiled
-            outs = run_compiled(entry, *leaves, *extra, *([] if sens is not None
-                                                          else entry.seeds()))
-        else:
-            outs = entry.compiled.fn(*leaves, *extra)
+        try:
+            if entry.backend is not None:
+                from ..backends import run_compiled
+                outs = run_compiled(entry, *leaves, *extra, *([] if sens is not None
+                                                              else entry.seeds()))
+            else:
+                outs = entry.compiled.fn(*leaves, *extra)
+        except BaseException as exc:
+            add_origin_notes(exc)
+            raise
         key = fast_key(args)
         if self._params is None:
             self._params = parameter_names(self.fn)

@@ -17,6 +17,7 @@ from ..errors import (AdCompilerError, GradRuntimeError, GradTypeError, GradValu
                       UnresolvedNameError, UnsupportedSyntaxError)
 from ..tensor import unwrap
 from .compiler import check_output, check_complex
+from ..codegen.compile import add_origin_notes
 from .packing import _value, no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
@@ -86,14 +87,22 @@ def compiled_entry(fn, *args, grad_position=0, weights=None, sens_param=False, h
 def adjoint_source(fn: Callable[..., Any], *args: Any, grad_position: Positions = 0,
                    weights: Weights = None, sens_param: bool = False,
                    has_aux: bool = False) -> str:
-    """The generated Python source of ``fn``'s gradient (see :func:`compiled_entry`).
+    """The generated Python source of ``fn``'s gradient (see :func:`compiled_entry`): a
+    module that runs as printed (its imports, its constants, then the function).
 
     Example:
         >>> import numpy as np
         >>> def f(x):
         ...     return np.sum(np.sin(x))
-        >>> print(adjoint_source(f, "f64[3]").splitlines()[0])
+        >>> print(adjoint_source(f, "f64[3]"))
+        import numpy as np
+        <BLANKLINE>
+        <BLANKLINE>
         def f_grad(x):
+            # <doctest ad_compiler.api.transforms.adjoint_source[1]>:2: return np.sum(np.sin(x))
+            cos = np.cos(x)
+            return (cos,)
+        <BLANKLINE>
     """
     return compiled_entry(fn, *args, grad_position=grad_position, weights=weights,
                           sens_param=sens_param, has_aux=has_aux).compiled.source
@@ -220,7 +229,11 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
     params = [p.asnumpy() for p in lifted.params]
-    outs = compiled.fn(*leaves, *params, *state, *t_leaves)
+    try:
+        outs = compiled.fn(*leaves, *params, *state, *t_leaves)
+    except BaseException as exc:
+        add_origin_notes(exc)
+        raise
     half = len(outs) // 2
     set_written(lifted.effects, outs[half - len(lifted.effects):half])
     return jvp_results(lifted.out_tree, outs, TENSOR in kinds, has_aux)

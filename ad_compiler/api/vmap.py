@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ad.rules import register_lowering
+from ..codegen.compile import add_origin_notes
 from ..errors import GradTypeError, GradValueError
 from ..ir.core import AType
 from ..tensor import wrap
@@ -131,7 +132,11 @@ class Vmapped:
         (lifted, _, size, _, compiled), state = self.entry_for(args)
         leaves, kinds, _ = flatten(args)
         params = [p.asnumpy() for p in lifted.params]
-        outs = compiled.fn(*leaves, *params, *state)
+        try:
+            outs = compiled.fn(*leaves, *params, *state)
+        except BaseException as exc:
+            add_origin_notes(exc)
+            raise
         return _fill(lifted.out_tree, list(outs), TENSOR in kinds, size, self.out_axes)
 
     def __ad_lower__(self, b, *args):

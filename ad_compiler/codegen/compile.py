@@ -2,8 +2,12 @@
 
 Invariants:
 
-* The source compiled is exactly ``to_source(fn)``: nothing is added, so
-  ``Compiled.source`` is what a traceback, ``inspect.getsource`` and pdb show.
+* ``Compiled.source`` is the module that runs as printed (codegen/module.py): the
+  imports and constants the function reads, then ``to_source(fn)``. The function is
+  compiled from its own text at the line it has in that module (the constants are
+  the namespace's objects, not re-created from their text), and the module is what
+  ``linecache`` holds, so a traceback, ``inspect.getsource`` and pdb show the
+  generated lines with their line numbers in ``Compiled.source``.
 * Each compilation has its own pseudo filename ``<ad_compiler:NAME:N>``; ``N``
   counts compilations in this process only so that two compilations of the same
   name keep separate ``linecache`` entries. The counter never reaches the source.
@@ -11,6 +15,10 @@ Invariants:
   located :class:`~ad_compiler.errors.NestingTooDeepError`, never a SyntaxError.
 * The ``linecache`` entry lives as long as the compiled function: compiling many
   short-lived functions does not grow the cache for ever.
+* An exception raised inside a compiled function, passed to :func:`add_origin_notes`
+  by the code that called it, gets a note per generated frame naming the generated
+  line and the user's line it came from (the ``# file:line: text`` comment it stands
+  under): ``f_grad line 6: sin = np.sin(y)  (from model.py:24: z = x * np.sin(y))``.
 """
 from __future__ import annotations
 
@@ -24,13 +32,17 @@ from ..depth import on_deep_stack, too_deep
 from ..gc_pause import gc_paused
 from ..stages import run_stage
 from .emit import function_name, to_source
+from .module import header_length, module_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
+#: pseudo filename -> per line of its module, the user's line it came from (or None)
+_ORIGINS: dict[str, list] = {}
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled function with the source it was compiled from."""
+    """A compiled function, the module that defines it (runs as printed) and its
+    pseudo filename."""
 
     fn: Callable
     source: str
@@ -49,17 +61,21 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
         if isinstance(exc, SyntaxError) and "too many" not in str(exc.msg):
             raise
         raise _too_deep(fn) from None
-    _register(filename, source)
+    text = module_source(source, namespace)
+    _register(filename, text)
+    _ORIGINS[filename] = _origins(text)
     exec(code, namespace)  # noqa: S102 - the source is generated from our own IR
     func = namespace[name]
-    weakref.finalize(func, linecache.cache.pop, filename, None)
-    return Compiled(func, source, filename)
+    weakref.finalize(func, _forget, filename)
+    return Compiled(func, text, filename)
 
 
 def _generate(fn, filename: str, comments: bool, reuse_buffers: bool):
     source, namespace = run_stage("codegen", to_source, fn, comments=comments,
                                   reuse_buffers=reuse_buffers)
-    return source, namespace, run_stage("compile()", compile, source, filename, "exec")
+    # blank lines for the module's header: the def's lines are its lines in the module
+    text = "\n" * header_length(namespace) + source
+    return source, namespace, run_stage("compile()", compile, text, filename, "exec")
 
 
 def _too_deep(fn):
@@ -81,3 +97,40 @@ def _too_deep(fn):
 def _register(filename: str, source: str) -> None:
     # mtime None marks an entry with no file behind it: linecache.checkcache keeps it
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def _forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    _ORIGINS.pop(filename, None)
+
+
+def _origins(text: str) -> list:
+    """Per line of ``text`` (index 0: line 1), the ``file:line: source`` comment it
+    stands under: the last one above it (codegen writes one where the user's line
+    changes, in the order the statements run)."""
+    out, where = [], None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("def "):
+            where = None
+        elif stripped.startswith("# "):
+            where = stripped[2:]
+        out.append(where)
+    return out
+
+
+def add_origin_notes(exc: BaseException) -> None:
+    """Note on ``exc``, for each frame of a compiled function in its traceback, the
+    generated line and the user's line it came from (once per frame)."""
+    tb = exc.__traceback__
+    notes = getattr(exc, "__notes__", [])
+    while tb is not None:
+        code, line = tb.tb_frame.f_code, tb.tb_lineno
+        origins = _ORIGINS.get(code.co_filename)
+        if origins is not None and 0 < line <= len(origins):
+            text = linecache.getline(code.co_filename, line).strip()
+            where = origins[line - 1]
+            note = f"{code.co_name} line {line}: {text}" + (f"  (from {where})" if where else "")
+            if note not in notes:
+                exc.add_note(note)
+        tb = tb.tb_next

@@ -56,10 +56,14 @@ def _stack_lists(ctx, op, n_carried) -> list:
     return [ast.parse(f"{ctx.name(r)} = []").body[0] for r in op.results[n_carried:]]
 
 
-def _appends(ctx, op, region, n_carried) -> list:
+def _appends(ctx, op, region, n_carried, first: bool) -> list:
+    """The appends of the stacked values: with ``first``, those of the region's own
+    arguments, at the top of the body (read there, an argument is free for the value
+    the body makes for it: codegen/coalesce.py); the others at its end."""
     values = region.results[n_carried:]
     return [ast.parse(f"{ctx.name(r)}.append({ctx.name(v)})").body[0]
-            for r, v in zip(op.results[n_carried:], values)]
+            for r, v in zip(op.results[n_carried:], values)
+            if any(v is a for a in region.args) == first]
 
 
 def emit_for(op, ctx) -> list:
@@ -69,8 +73,9 @@ def emit_for(op, ctx) -> list:
     n = ctx.name(op.inputs[0])
     order = f"range({n} - 1, -1, -1)" if op.params.get("reverse") else f"range({n})"
     loop = ast.parse(f"for {ctx.name(index)} in {order}:\n    pass").body[0]
-    # appends first: a stacked value may be a carried one, rebound just after
-    loop.body = _or_pass(ctx.block(region) + _appends(ctx, op, region, k)
+    # appends before the rebinding: a stacked value may be a carried one
+    loop.body = _or_pass(_appends(ctx, op, region, k, True) + ctx.block(region)
+                         + _appends(ctx, op, region, k, False)
                          + rebind(ctx, args, region.results[:k]))
     return (rebind(ctx, args, op.inputs[1:]) + _stack_lists(ctx, op, k) + [loop]
             + rebind(ctx, op.results[:k], args)
@@ -88,7 +93,8 @@ def emit_while(op, ctx) -> list:
     loop = ast.parse("while True:\n    pass").body[0]
     stop = ast.parse(f"if not {ctx.name(cond.results[0])}:\n    break").body[0]
     loop.body = (ctx.block(cond) + [stop] + rebind(ctx, body.args, cond.args)
-                 + ctx.block(body) + _appends(ctx, op, body, k)
+                 + _appends(ctx, op, body, k, True) + ctx.block(body)
+                 + _appends(ctx, op, body, k, False)
                  + rebind(ctx, cond.args, body.results[:k]))
     return (rebind(ctx, cond.args, op.inputs) + _stack_lists(ctx, op, k) + [loop]
             + rebind(ctx, op.results[:k], cond.args))

@@ -54,7 +54,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
-from . import floats, inplace, tapes
+from . import coalesce, floats, inplace, module, tapes
 from .unparse import expression, placeholders, statement, unparse
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
@@ -62,13 +62,14 @@ STRUCTURAL_EMIT: dict[str, Callable] = {}
 
 
 def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[str, dict]:
-    """The Python source of ``fn`` and the namespace dict it must run in.
+    """The Python source of ``fn`` and the namespace dict it must run in (the entries
+    it reads: codegen/module.py writes them as the module's header).
 
     With ``reuse_buffers``, elementwise ops write into dead buffers (codegen/inplace.py).
     """
     ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
-    return unparse(tree), ctx.namespace
+    return unparse(tree), module.used_namespace(tree, ctx.namespace)
 
 
 def function_name(fn) -> str:
@@ -101,6 +102,9 @@ class EmitContext:
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
+        # values a loop or branch hands on share one name (codegen/coalesce.py)
+        self._groups = coalesce.plan(fn, self._named_otherwise(), self._buffer_of())
+        self._group_names: dict = {}
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -108,9 +112,32 @@ class EmitContext:
         self._ns.reserve(self.fn_name)
 
     # -- names -----------------------------------------------------------------
+    def _named_otherwise(self) -> set:
+        """Ids of the values whose name is not their own: written in place, aliases,
+        written by their float()."""
+        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse
+               or id(op) in self._absorbed] + [op for op in self.fn.body.ops if _is_alias(op)]
+        return {id(v) for op in ops for v in op.results}
+
+    def _buffer_of(self) -> dict:
+        """``id(result) -> input`` for the results written in place under the name of
+        their input's buffer."""
+        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse]
+        return {id(op.result): op.inputs[self._reuse[id(op)]] for op in ops}
+
+    def _value_name(self, v, name: str | None = None) -> str:
+        """A fresh name for ``v`` (or ``name``), or its group's (codegen/coalesce.py)."""
+        group = self._groups.get(id(v))
+        if group is not None and group in self._group_names:
+            return self._group_names[group]
+        name = self._ns.fresh(v.hint) if name is None else name
+        if group is not None:
+            self._group_names[group] = name
+        return name
+
     def _name_block(self, block) -> None:
         for v in block.args:
-            self._names[id(v)] = self._ns.fresh(v.hint)
+            self._names[id(v)] = self._value_name(v)
         for op in block.ops:
             if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
                 continue
@@ -119,8 +146,8 @@ class EmitContext:
                 continue
             k = self._reuse.get(id(op))
             for v in op.results:  # an op writing in place keeps its buffer's name
-                self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
-                    self._names[id(op.inputs[k])]
+                self._names[id(v)] = self._value_name(v) if k is None else \
+                    self._value_name(v, self._names[id(op.inputs[k])])
             for region in op.regions:
                 self._name_block(region)
 

@@ -1,8 +1,9 @@
 """Which user line each line of the generated source comes from.
 
-``source_lines(fn)`` generates the same source as :func:`~.emit.to_source` and,
-for every line of it, the :class:`~ad_compiler.errors.SourceLoc` of the op that
-wrote it (None for lines no op wrote: ``def``, ``return``, ``del``)::
+``source_lines(fn)`` generates the same module as :func:`~.compile.compile_function`
+(``Compiled.source``: the header of codegen/module.py, then the ``def``) and, for
+every line of it, the :class:`~ad_compiler.errors.SourceLoc` of the op that wrote it
+(None for lines no op wrote: the header, ``def``, ``return``, ``del``)::
 
     def f_grad(x, y):                      None
         # model.py:24: z = x * np.sin(y)   model.py:24
@@ -19,7 +20,7 @@ Invariants:
   the ``else:`` of a branch, a list append, a rebinding) belongs to that op; a
   statement of a nested block belongs to its own op. A comment line belongs to
   the op it introduces.
-* The source is byte-identical to ``to_source(fn)`` with the same options: the
+* The source is byte-identical to ``Compiled.source`` with the same options: the
   tags are attributes of the ast nodes, which the writer does not read.
 
 This runs only when a view asks for it (``ad-compiler show --html``); compiling a
@@ -31,6 +32,7 @@ import ast
 
 from ..depth import on_deep_stack
 from .emit import Comment, EmitContext, unparse
+from .module import header_length, module_source, used_namespace
 
 _TAG = "_ad_loc"
 
@@ -59,7 +61,9 @@ def _source_lines(fn, comments: bool, reuse_buffers: bool) -> tuple[str, list]:
     source = unparse(tree)
     locs: list = [None] * (source.rstrip("\n").count("\n") + 1)  # lines end at \n only
     _place(tree.body, ast.parse(source).body, None, locs)
-    return source, locs
+    # the printed module: its header's lines (imports, constants) come from no op
+    namespace = used_namespace(tree, ctx.namespace)
+    return module_source(source, namespace), [None] * header_length(namespace) + locs
 
 
 def _place(made: list, read: list, outer, locs: list) -> None:

@@ -2,7 +2,9 @@
 
 An op in a loop body whose inputs are all defined outside the loop gives the
 same value in every iteration (all ops are pure); it moves to just before the
-loop. Inner loops are treated first, so invariants move out as far as they can.
+loop, and before the ops of the loop's own line that set it up (the zeros its
+adjoint accumulates into) when it does not read them, so that the generated code
+does not interleave lines. Inner loops are treated first, so invariants move out as far as they can.
 Adjoints of loops profit most: ``w.T`` in the backward sweep of ``w @ h`` is
 computed once instead of once per step. Before/after::
 
@@ -34,9 +36,26 @@ def _hoist_in(block: Block) -> None:
         for region in op.regions:
             _hoist_in(region)
         if op.prim in _LOOPS:
-            out.extend(_invariants(op.regions[-1]))
+            moved = _invariants(op.regions[-1])
+            k = _setup_start(out, op, moved)
+            out[k:k] = moved
         out.append(op)
     block.ops = out
+
+
+def _setup_start(out: list, loop, moved: list) -> int:
+    """Where the ops ``moved`` out of ``loop`` go: before the ops of the loop's own
+    line just before it (its setup, such as the zeros its adjoint accumulates into)
+    that they do not read, so that generated code writes that line's comment once."""
+    needed = {id(v) for op in moved for v in op.inputs}
+    line = None if loop.loc is None else (loop.loc.file, loop.loc.line)
+    k = len(out)
+    while k and line is not None and out[k - 1].loc is not None \
+            and (out[k - 1].loc.file, out[k - 1].loc.line) == line \
+            and not out[k - 1].regions and not has_effect(out[k - 1]) \
+            and not any(id(r) in needed for r in out[k - 1].results):
+        k -= 1
+    return k
 
 
 def _invariants(body: Block) -> list:

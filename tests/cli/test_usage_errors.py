@@ -162,7 +162,7 @@ def test_a_gradient_function_can_be_shown(capsys, monkeypatch, project):
     finally:
         sys.modules.pop("cli_second", None)
     out, err = capsys.readouterr()
-    assert code == 0 and err == "" and out.startswith("def ")
+    assert code == 0 and err == "" and out.startswith("import numpy as np\n") and "\ndef " in out
 
 
 def test_an_exception_the_function_raises_is_located_with_status_1(capsys, monkeypatch, project):

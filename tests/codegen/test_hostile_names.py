@@ -84,13 +84,19 @@ def assert_safe_source(source: str) -> None:
         assert name.isascii() and name.isidentifier() and not keyword.iskeyword(name), name
     distinct = set(names)
     assert len({unicodedata.normalize("NFKC", n) for n in distinct}) == len(distinct)
-    args = [a.arg for a in tree.body[0].args.args]
+    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    args = [a.arg for a in fn.args.args]
     assert len(set(args)) == len(args)
-    assert not any(isinstance(n, (ast.Import, ast.ImportFrom, ast.Raise)) for n in ast.walk(tree))
+    # the module's header imports numpy, math and the runtime, nothing else, and only there
+    header = source[:source.index("\ndef ") + 1]
+    assert set(line for line in header.splitlines() if "import" in line) <= {
+        "import numpy as np", "import math", "from ad_compiler import runtime as rt"}
+    assert not any(isinstance(n, (ast.Import, ast.ImportFrom, ast.Raise)) for n in ast.walk(fn))
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if "INJECTED" in tok.string:
             assert tok.type == tokenize.COMMENT, tok
-        assert tok.string not in ("import", "raise"), tok
+        assert tok.string != "raise" and (tok.string != "import" or tok.start[0] <= len(
+            header.splitlines())), tok
 
 
 def assert_safe_ir(text: str) -> None:
@@ -353,7 +359,7 @@ def test_cell_class_names():
     cls = type("Ｎｅｔ²\nimport os", (nn.Cell,), {"construct": lambda self, x: _body(x)})
     source = ms.adjoint_source(cls(), "f64[3]")
     assert_safe_source(source)
-    assert source.startswith("def Net2_import_os_grad(x):")
+    assert "\ndef Net2_import_os_grad(x):" in source
     ir_text = ms.adjoint_ir(cls(), "f64[3]")
     assert_safe_ir(ir_text)
     assert ir_text.startswith("func Ｎｅｔ²\\nimport os_grad(%x: f64[3]) {")

@@ -67,7 +67,7 @@ def build():
 def test_golden_source():
     src, namespace = to_source(build(), reuse_buffers=False)
     assert src == GOLDEN
-    assert set(namespace) == {"np", "math", "rt", "bias_value"}
+    assert set(namespace) == {"np", "bias_value"}  # what the def reads
 
 
 def test_without_comments():
@@ -111,7 +111,7 @@ def test_name_collisions(ir):
 def test_function_name_is_made_valid(ir):
     b, (x,) = ir.new(("x", ir.arr(2)))
     fn = ir.finish(b, b.sin(x), name="<lambda>")
-    assert ir.check(fn, np.ones(2)).source.startswith("def _lambda_(x):")
+    assert "\ndef _lambda_(x):" in ir.check(fn, np.ones(2)).source
 
 
 def test_no_outputs_and_no_arguments(ir):

@@ -24,7 +24,8 @@ Three kinds of marked block, each after an HTML comment:
 
 All examples of one document share a temporary directory, which holds its files
 and each example as ``NAME.py``, and run in order in one Python process (for
-speed). A console example runs each ``$ ad-compiler ARGS`` or ``$ python -m
+speed), where every gradient compiled is also run as printed (its module text
+exec'd alone) and must give the same result (tests/standalone.py). A console example runs each ``$ ad-compiler ARGS`` or ``$ python -m
 ad_compiler ARGS`` line; its stdout and stderr follow it, then ``[exit status N]``
 when N is not 0. A file listing whose lines all start with their own number
 (`` 1  import numpy``) is written without the numbers. Paths into the directory
@@ -172,7 +173,15 @@ def _run_console(item):
 def run_all(directory):
     os.chdir(directory)
     sys.path.insert(0, str(directory))
+    sys.path.insert(1, str(ROOT))
+    from tests.standalone import checking_printed
     results = {}
+    with checking_printed():  # every gradient also runs as printed, and must agree
+        _run_items(directory, results)
+    pathlib.Path("results.json").write_text(json.dumps(results))
+
+
+def _run_items(directory, results):
     for item in json.loads(pathlib.Path("examples.json").read_text()):
         run = {"python": _run_python, "console": _run_console}.get(item["kind"])
         if run:
@@ -180,7 +189,6 @@ def run_all(directory):
             for path in {str(directory), os.path.realpath(directory)}:
                 text = text.replace(path + os.sep, "")
             results[item["name"]] = text
-    pathlib.Path("results.json").write_text(json.dumps(results))
 
 
 # ---- the tests ----

@@ -426,27 +426,26 @@ def loop_and_branch(x, w):
 
 
 GENERATED = """\
+import numpy as np
+
+
 def loop_and_branch(x, w):
     # test_loops.py:{line}: for t in range(4):
     n = 4
-    h_1 = x
+    h = x
     for t in range(n):
         # test_loops.py:{z}: z = w @ h
-        z = w @ h_1
+        z = w @ h
         # test_loops.py:{cond}: if np.sum(z) > 0:
         sum_ = z.sum(axis=None, keepdims=False)
         c = 0
         greater = sum_ > c
         if greater:
             # test_loops.py:{then}: h = np.tanh(z)
-            h_3 = np.tanh(z)
-            h_2 = h_3
+            h = np.tanh(z)
         else:
             # test_loops.py:{other}: h = -z
-            h_4 = -z
-            h_2 = h_4
-        h_1 = h_2
-    h = h_1
+            h = -z
     return (h,)
 """
 
