@@ -69,7 +69,8 @@ def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[st
     """
     ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
-    return unparse(tree), module.used_namespace(tree, ctx.namespace)
+    source = unparse(tree)
+    return source, module.used_namespace(source, ctx.namespace)
 
 
 def function_name(fn) -> str:

@@ -62,7 +62,7 @@ def _source_lines(fn, comments: bool, reuse_buffers: bool) -> tuple[str, list]:
     locs: list = [None] * (source.rstrip("\n").count("\n") + 1)  # lines end at \n only
     _place(tree.body, ast.parse(source).body, None, locs)
     # the printed module: its header's lines (imports, constants) come from no op
-    namespace = used_namespace(tree, ctx.namespace)
+    namespace = used_namespace(source, ctx.namespace)
     return module_source(source, namespace), [None] * header_length(namespace) + locs
 
 

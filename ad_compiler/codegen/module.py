@@ -48,10 +48,14 @@ _MODULES = {"math": "import math", "np": "import numpy as np",
             "rt": "from ad_compiler import runtime as rt"}
 
 
-def used_namespace(tree, namespace: dict) -> dict:
-    """The entries of ``namespace`` that the generated ``tree`` reads."""
-    import ast
-    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+def used_namespace(source: str, namespace: dict) -> dict:
+    """The entries of ``namespace`` that the generated ``source`` reads: its name tokens
+    (templates reach the source as text, not as name nodes; comments and strings are
+    not names)."""
+    import io
+    import tokenize
+    read = {tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.NAME}
     return {k: v for k, v in namespace.items() if k in read}
 
 
