@@ -130,6 +130,20 @@ class EmitContext:
         except KeyError:
             raise IRError(f"codegen: {value!r} is used but not defined in {self.fn.name}") from None
 
+    def value_names(self) -> list:
+        """``(value, name)`` for every value written to a name, in the order of the IR."""
+        out = []
+
+        def visit(block):
+            values = list(block.args)
+            for op in block.ops:
+                values.extend(op.results)
+                for region in op.regions:
+                    visit(region)
+            out.extend((v, self._names[id(v)]) for v in values if id(v) in self._names)
+        visit(self.fn.body)
+        return out
+
     def fresh(self, hint: str | None) -> str:
         """A new local name (loop counters, lists of saved values ...)."""
         return self._ns.fresh(hint)
