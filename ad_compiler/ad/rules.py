@@ -100,7 +100,7 @@ class Primitive:
         Derived from the template: ``{0} + {1}`` gives ``{0} += {1}`` (and
         ``np.add({0}, {1}, out={1})``), a NumPy ufunc call ``np.exp({0})`` gives
         ``np.exp({0}, out={0})``. Empty for anything else. Codegen uses a form only
-        when that input's buffer is dead after the op (codegen/inplace.py).
+        when passes/reuse.py marks the op (that input's buffer is dead after it).
         """
         if self._inplace is None:
             self._inplace = derive_inplace(self.emit) if isinstance(self.emit, str) else {}
@@ -411,6 +411,20 @@ def _compile_template(template: str) -> Callable:
 # -- in-place forms -------------------------------------------------------------
 
 _OPERATOR_UFUNCS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide"}
+
+
+def inplace_call(form: str) -> str:
+    """An in-place form as a call returning the buffer, to bind the result to its own name.
+
+    >>> inplace_call("{1} -= {0}"), inplace_call("np.exp({0}, out={0})")
+    ('np.subtract({1}, {0}, out={1})', 'np.exp({0}, out={0})')
+    """
+    import re
+    m = re.fullmatch(r"\{(\d)\} ([-+*/])= \{(\d)\}", form)
+    if m is None:
+        return form
+    a, ufunc, b = m.group(1), _OPERATOR_UFUNCS[m.group(2)], m.group(3)
+    return f"np.{ufunc}({{{a}}}, {{{b}}}, out={{{a}}})"
 
 
 def derive_inplace(template: str) -> dict:

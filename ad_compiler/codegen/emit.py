@@ -54,8 +54,8 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace, one_line
-from . import floats, inplace, tapes
+from ..ir.names import Namespace, one_line, stem
+from . import floats, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -64,7 +64,7 @@ STRUCTURAL_EMIT: dict[str, Callable] = {}
 def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[str, dict]:
     """The Python source of ``fn`` and the namespace dict it must run in.
 
-    With ``reuse_buffers``, elementwise ops write into dead buffers (codegen/inplace.py).
+    With ``reuse_buffers``, the ops passes/reuse.py marks write into dead buffers.
     """
     ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
@@ -96,8 +96,8 @@ class EmitContext:
         self._names: dict[int, str] = {}
         self._entries: dict[int, str] = {}
         self._last_where = None
-        # id(op) -> input whose buffer takes the result
-        self._reuse = inplace.plan(fn) if reuse_buffers else {}
+        # id(op) -> input whose buffer takes the result (passes/reuse.py)
+        self._reuse = fn.reuse if reuse_buffers else {}
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
@@ -118,9 +118,10 @@ class EmitContext:
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
                 continue
             k = self._reuse.get(id(op))
-            for v in op.results:  # an op writing in place keeps its buffer's name
-                self._names[id(v)] = self._ns.fresh(v.hint) if k is None else \
-                    self._names[id(op.inputs[k])]
+            for v in op.results:  # in place into the same quantity: the buffer's name
+                self._names[id(v)] = self._names[id(op.inputs[k])] \
+                    if k is not None and stem(v.hint) == stem(op.inputs[k].hint) \
+                    else self._ns.fresh(v.hint)
             for region in op.regions:
                 self._name_block(region)
 
@@ -217,8 +218,10 @@ class EmitContext:
         k = self._reuse.get(id(op))
         if k is not None:
             form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
-            source = form(names, **{p: self._param(op, p) for p in op.params}) \
-                if callable(form) else form.format(*names)
+            if self.name(op.result) != names[k]:  # bound to its own name
+                source = rules.inplace_call(form).format(*names)
+                return [assign([self.name(op.result)], self.expr(source, op))]
+            source = form(names, **self._params(op)) if callable(form) else form.format(*names)
             return [ast.parse(source).body[0]]
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
@@ -235,13 +238,17 @@ class EmitContext:
     def _call_source(self, op, prim) -> str:
         inputs = [self.name(v) for v in op.inputs]
         if callable(prim.emit):
-            return prim.emit(inputs, **{k: self._param(op, k) for k in op.params})
+            return prim.emit(inputs, **self._params(op))
         n, used = rules.template_fields(prim.emit)
         missing = [k for k in used if k not in op.params]
         if missing or n != len(inputs):
             raise IRError(f"codegen: a {op.prim!r} op with {len(inputs)} inputs and params "
                           f"{sorted(op.params)} does not fit its template {prim.emit!r}")
         return prim.emit.format(*inputs, **{k: self._param(op, k) for k in used})
+
+    def _params(self, op) -> dict:
+        """The params of ``op`` as source."""
+        return {k: self._param(op, k) for k in op.params}
 
     def _param(self, op, key: str) -> str:
         value = op.params[key]

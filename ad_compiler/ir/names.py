@@ -124,3 +124,13 @@ class Namespace:
         self._counts[base] = n
         self._used.add(name)
         return name
+
+
+def stem(hint: str | None) -> str:
+    """The quantity a hint names: its identifier without ``_N`` suffixes (``dx_2`` is
+    ``dx``), so that two values with one stem are one quantity at two moments.
+
+    >>> stem('dx_2'), stem('sum__1'), stem(None)
+    ('dx', 'sum', 'v')
+    """
+    return re.sub(r"(_\d+|_)+$", "", sanitize(hint)) or "v"

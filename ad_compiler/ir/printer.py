@@ -43,10 +43,13 @@ def format_param(value) -> str:
     return repr(value)
 
 
-def _op_line(op, names) -> str:
+def _op_line(op, names, reuse=None) -> str:
+    reuse = reuse or {}
     results = ", ".join(names(v) for v in op.results)
     inputs = ", ".join(names(v) for v in op.inputs)
     params = ", ".join(f"{k}={format_param(v)}" for k, v in op.params.items())
+    if id(op) in reuse:  # passes/reuse.py: the input whose buffer takes the result
+        params += (", " if params else "") + f"out={names(op.inputs[reuse[id(op)]])}"
     body = op.prim + (" " + inputs if inputs else "")
     if params:
         body += (" " if not inputs else " ") + "{" + params + "}"
@@ -58,15 +61,15 @@ def _op_line(op, names) -> str:
     return one_line(f"{text:<40}{comment}")
 
 
-def _block_lines(block, names, indent) -> list[str]:
+def _block_lines(block, names, indent, reuse=None) -> list[str]:
     pad = "  " * indent
     lines = []
     for op in block.ops:
-        lines.append(pad + _op_line(op, names))
+        lines.append(pad + _op_line(op, names, reuse))
         for i, region in enumerate(op.regions):
             args = ", ".join(f"{names(a)}: {a.type}" for a in region.args)
             lines.append(f"{pad}  region {i}({args}) {{")
-            lines.extend(_block_lines(region, names, indent + 2))
+            lines.extend(_block_lines(region, names, indent + 2, reuse))
             lines.append(f"{pad}    " + format_block_yield(region, names))
             lines.append(f"{pad}  }}")
     return lines
@@ -76,7 +79,7 @@ def format_function(fn) -> str:
     names = _Names()
     args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
     lines = [one_line(f"func {fn.name}({args}) {{")]
-    lines.extend(_block_lines(fn.body, names, 1))
+    lines.extend(_block_lines(fn.body, names, 1, fn.reuse))
     lines.append("  return " + ", ".join(names(v) for v in fn.outputs))
     lines.append("}")
     return "\n".join(lines)
