@@ -15,12 +15,14 @@ it was generated from. The figures, per source, summed:
   name without ``_N`` suffixes and trailing ``_``; the *user words* are the identifiers
   in the source lines the IR's ops came from (keywords, ``np``, ``math``, ``self`` and
   the other module aliases left out), and the *user variables* are the user words not
-  called (not followed by ``(``) plus the function's argument hints. A name is derived
-  when its stem, without a leading ``d`` or ``d_`` (an adjoint), splits at ``_`` into
-  pieces each of which is a concatenation of user words, with at least one user
-  variable among them: ``dx``, ``h``, ``xw``, ``d_xw``, ``tanh_x``, ``dlogits_1`` are
-  derived; ``matmul``, ``square``, ``sum_``, ``c``, ``reshape`` are not (unless the user
-  has a variable of that name).
+  called (not followed by ``(``) plus the function's argument hints; the *expression
+  words* are the names of the primitives (``mul``, ``getitem``, ``square`` ...) and ``T``,
+  which name the operation an intermediate value comes from. A name is derived when
+  its stem, without a leading ``d`` or ``d_`` (an adjoint), splits at ``_`` into pieces
+  each of which is a concatenation of user and expression words, with at least one
+  user variable among them: ``dx``, ``h``, ``xw``, ``d_xw``, ``tanh_x``, ``mul_h``,
+  ``dlogits_1`` are derived; ``matmul``, ``square``, ``sum_``, ``c``, ``reshape``,
+  ``n_iter`` are not (unless the user has a variable of that name).
 * **meaning changes**: names that hold two different quantities in one function: the
   IR values the name stands for (a buffer and the result an op writes into it, or
   several values a codegen shares a name between) carry hints with different stems
@@ -98,15 +100,23 @@ def user_words(fn) -> tuple[set, set]:
             word = m.group(0).rstrip("( \t")
             if word in _NOT_WORDS:
                 continue
-            words.add(word)
+            pieces = {word, *(p for p in word.split("_") if p)}
+            words |= pieces
             if not m.group(0).endswith("("):
-                variables.add(word)
+                variables |= pieces
     for a in fn.args:
         if a.hint:
             stem = _SUFFIX.sub("", a.hint)
-            words.add(stem)
-            variables.add(stem)
+            pieces = {stem, *(p for p in stem.split("_") if p)}
+            words |= pieces
+            variables |= pieces
     return words, variables
+
+
+def expression_words() -> set:
+    """The names of the primitives, and ``T`` (``xT`` is ``x.T``)."""
+    from ad_compiler.ad import rules
+    return {w for name in rules.PRIMITIVES for w in name.split("_") if w} | {"T", "d", "tape"}
 
 
 def is_derived(name: str, words: set, variables: set) -> bool:
@@ -151,6 +161,7 @@ def measure(fn, source: str) -> Figures:
     args = {a.arg for a in func.args.args}
     stored, loads = _names(func)
     words, variables = user_words(fn)
+    words |= expression_words()
     f = Figures(sources=1)
     local = sorted(stored - args)
     f.names = len(local)
@@ -213,6 +224,8 @@ def _meaning_changes(fn) -> list:
     named = EmitContext(fn).value_names()
     stems: dict = collections.defaultdict(set)
     for value, name in named:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            continue  # a constant written where it is used (codegen/constants.py)
         stems[name].add(_SUFFIX.sub("", sanitize(value.hint)) or "v")
     return [f"{name}: {' / '.join(sorted(s))}" for name, s in sorted(stems.items()) if len(s) > 1]
 

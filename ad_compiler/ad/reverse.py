@@ -25,6 +25,7 @@ from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.core import Block, Function, ListType, Value
+from ..ir.names import adjoint_hint, built_hint
 from ..stages import stage
 
 ONES, ARG, NONE = "ones", "arg", "none"
@@ -120,7 +121,7 @@ def merge_into(b, acc: Value, contribution: Value):
 
 
 def _dname(v: Value) -> str:
-    return "d" + (v.hint or "v")
+    return adjoint_hint(v)
 
 
 def backprop_block(b, block: Block, cts: dict, active: set) -> None:
@@ -164,7 +165,7 @@ def real_part(b, ct: Value, primal: Value) -> Value:
 
 def _name_cotangent(ct: Value, primal: Value) -> None:
     """Give a freshly computed cotangent the name ``d<primal>`` (``dx`` for ``x``)."""
-    if ct.producer is not None and ct.hint == ct.producer.prim:
+    if built_hint(ct):  # an intermediate of the rule: named after what it is
         ct.hint = _dname(primal)
 
 

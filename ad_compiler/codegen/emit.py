@@ -54,8 +54,9 @@ import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace, one_line, stem
-from . import floats, tapes
+from ..ir.names import Namespace, one_line
+from ..passes.reuse import same_quantity
+from . import constants, floats, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -101,6 +102,7 @@ class EmitContext:
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
+        self._inline = constants.plan(fn)  # short constants, written where used
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -114,13 +116,16 @@ class EmitContext:
         for op in block.ops:
             if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
                 continue
+            if op.results and id(op.results[0]) in self._inline:  # codegen/constants.py
+                self._names[id(op.result)] = self._inline[id(op.result)]
+                continue
             if block is self.fn.body and _is_alias(op):
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
                 continue
             k = self._reuse.get(id(op))
             for v in op.results:  # in place into the same quantity: the buffer's name
                 self._names[id(v)] = self._names[id(op.inputs[k])] \
-                    if k is not None and stem(v.hint) == stem(op.inputs[k].hint) \
+                    if k is not None and same_quantity(op.inputs[k], v) \
                     else self._ns.fresh(v.hint)
             for region in op.regions:
                 self._name_block(region)
@@ -209,8 +214,8 @@ class EmitContext:
             return special(op, self)
         if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
             return []
-        if id(op) in self._absorbed:
-            return []  # written by the float() of it (codegen/floats.py)
+        if id(op) in self._absorbed or op.results and id(op.results[0]) in self._inline:
+            return []  # written by the float() of it, or where it is used
         if id(op) in self._on_floats:
             template, x = self._on_floats[id(op)]
             return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]

@@ -134,3 +134,44 @@ def stem(hint: str | None) -> str:
     ('dx', 'sum', 'v')
     """
     return re.sub(r"(_\d+|_)+$", "", sanitize(hint)) or "v"
+
+
+#: products, written as juxtaposition when their operands have short names: x @ w is xw
+_JUXTAPOSED = {"mul", "matmul"}
+#: the longest name built from an expression
+_MAX_BUILT = 16
+
+
+def expression_hint(prim: str, inputs) -> str:
+    """The hint of an intermediate value with no name of its own, built from the names
+    of its operands (constants left out): ``x @ w`` is ``xw``, ``np.tanh(xw)`` is
+    ``tanh_xw``, ``x.T`` is ``xT``; ``prim`` itself when no operand has a name, or
+    when a name would exceed 16 characters even with one operand.
+    """
+    parts = [stem(v.hint) for v in inputs if v.hint and not (
+        v.producer is not None and v.producer.prim == "const")]
+    if not parts:
+        return prim
+    if prim in _JUXTAPOSED and len(parts) == 2 and all(len(p) <= 3 for p in parts):
+        return parts[0] + parts[1]
+    if prim == "transpose" and len(parts[0]) <= 3:
+        return parts[0] + "T"
+    for name in ("_".join([prim, *parts]), f"{prim}_{parts[0]}"):
+        if len(name) <= _MAX_BUILT:
+            return name
+    return prim
+
+
+def built_hint(v) -> bool:
+    """Whether ``v``'s hint is the one its op gave it (its primitive's name or
+    :func:`expression_hint`), not a name of the user's."""
+    op = v.producer
+    return op is not None and v.hint is not None and len(op.results) == 1 and (
+        v.hint == op.prim or v.hint == expression_hint(op.prim, op.inputs))
+
+
+def adjoint_hint(v) -> str:
+    """The hint of the adjoint of ``v``: ``dx`` for ``x``, ``d_xw`` for a name built
+    from an expression (``xw``, :func:`expression_hint`), ``dv`` for no hint."""
+    hint = v.hint or "v"
+    return ("d_" if built_hint(v) and hint != v.producer.prim else "d") + hint

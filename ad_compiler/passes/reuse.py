@@ -11,9 +11,8 @@ and codegen writes it in place, still one name per value::
     %h = tanh %matmul {out=%matmul}       ->   h = np.tanh(matmul, out=matmul)
     %dx_2 = add %dx, %dx_1 {out=%dx}      ->   dx += dx_1
 
-The result keeps its buffer's name only when both are the same quantity (their
-hints have one stem, :func:`~ad_compiler.ir.names.stem`: ``dx`` and ``dx_1``), so a
-name never stands for two quantities. A statement-only form (``dx[i] += g``) is
+The result keeps its buffer's name only when both are the same quantity (one
+hint names both, :func:`same_quantity`), so a name never stands for two quantities. A statement-only form (``dx[i] += g``) is
 used only then, or into an empty accumulator (``zeros``/``zeros_like``), which takes
 the result's hint: ``dx = np.zeros_like(x); dx[i] += g``.
 
@@ -43,7 +42,6 @@ from ..ad import rules
 from ..ir import dims
 from ..ir.control import free_values
 from ..ir.core import AType, Block, Function
-from ..ir.names import stem
 
 _END = float("inf")
 
@@ -62,6 +60,12 @@ def reuse_buffers(fn: Function) -> Function:
     return fn
 
 
+def same_quantity(buffer, result) -> bool:
+    """Whether ``result`` may take ``buffer``'s name: one hint names both (the user's
+    variable rebound, ``x = x * 2``; a gradient accumulated, ``dx += dx_1``)."""
+    return buffer.hint is not None and buffer.hint == result.hint
+
+
 def statement_only(form) -> bool:
     """Whether the in-place ``form`` is a statement with no value (``x[i] += v``),
     not a call returning the buffer (``np.exp(x, out=x)``) or ``x op= y``."""
@@ -72,7 +76,7 @@ def statement_only(form) -> bool:
 def _truthful(op, k: int) -> bool:
     """Whether the result can be written into input ``k`` with one name per quantity."""
     buffer = op.inputs[k]
-    if stem(buffer.hint) == stem(op.result.hint):
+    if same_quantity(buffer, op.result):
         return True
     if not statement_only(rules.get(op.prim).inplace[k]):
         return True   # bound to its own name: h = np.tanh(matmul, out=matmul)
