@@ -16,12 +16,13 @@ it was generated from. The figures, per source, summed:
   in the source lines the IR's ops came from (keywords, ``np``, ``math``, ``self`` and
   the other module aliases left out), and the *user variables* are the user words not
   called (not followed by ``(``) plus the function's argument hints; the *expression
-  words* are the names of the primitives (``mul``, ``getitem``, ``square`` ...) and ``T``,
-  which name the operation an intermediate value comes from. A name is derived when
+  words* are the names of the primitives (``mul``, ``getitem``, ``square`` ...), ``T``,
+  ``d`` and ``tape``, which name the operation an intermediate value comes from (an
+  identifier ``a_b`` of the user's gives the words ``a`` and ``b`` too). A name is derived when
   its stem, without a leading ``d`` or ``d_`` (an adjoint), splits at ``_`` into pieces
   each of which is a concatenation of user and expression words, with at least one
   user variable among them: ``dx``, ``h``, ``xw``, ``d_xw``, ``tanh_x``, ``mul_h``,
-  ``dlogits_1`` are derived; ``matmul``, ``square``, ``sum_``, ``c``, ``reshape``,
+  ``dlogits_1``, ``x_tape`` are derived; ``matmul``, ``square``, ``sum_``, ``c``, ``reshape``,
   ``n_iter`` are not (unless the user has a variable of that name).
 * **meaning changes**: names that hold two different quantities in one function: the
   IR values the name stands for (a buffer and the result an op writes into it, or
