@@ -229,7 +229,9 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
                        for a, c in zip(acc, captures)]
             items = [_item_ct(b, got, vmap, group) for _, group in listed.values()]
             return new_ct + new_acc, items
-        out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,
+        # the backward loop counts the user's iterations: it keeps the loop variable's name
+        user_index = index.hint if index.hint not in (None, "n_iter") else "i"
+        out = build_for(b, n, ct_init + acc_init, body, reverse=reverse, index_hint=user_index,
                         hints=[adjoint_hint(body_args[j]) for j in carried]
                         + [adjoint_hint(c) for c in captures])
     if out:
@@ -317,7 +319,8 @@ def _add_into(b, acc, ct, v):
     """``acc + ct`` for an accumulated cotangent of ``v``; a slice's adjoint is added
     into ``acc`` itself (rules.ACCUMULATE_INTO), not into a fresh zero array."""
     merged = merge_into(b, acc, ct)
-    return merged if merged is not None else add_cotangents(b, acc, _as_ct(b, ct, v))
+    return merged if merged is not None else add_cotangents(b, acc, _as_ct(b, ct, v),
+                                                             hint=acc.hint)
 
 
 def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:

@@ -98,6 +98,8 @@ def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
     merged = merge_into(b, old, ct)
     if merged is None:
         merged = merge_into(b, ct, old)
+    if merged is not None and built_hint(merged):
+        merged.hint = _dname(v)
     cts[id(v)] = merged if merged is not None else add_cotangents(b, old, ct, hint=_dname(v))
 
 
@@ -117,7 +119,12 @@ def merge_into(b, acc: Value, contribution: Value):
     """``acc + contribution`` as one update of ``acc`` when the contribution is an
     update of fresh zeros (``rules.ACCUMULATE_INTO``); None otherwise."""
     into = rules.ACCUMULATE_INTO.get(getattr(contribution.producer, "prim", None))
-    return into(b, acc, contribution) if into is not None else None
+    if into is None:
+        return None
+    out = into(b, acc, contribution)
+    if out is not None and built_hint(out):  # the accumulator, one update later: dx[i] += g keeps dx
+        out.hint = acc.hint
+    return out
 
 
 def _dname(v: Value) -> str:

@@ -139,14 +139,24 @@ def stem(hint: str | None) -> str:
 #: products, written as juxtaposition when their operands have short names: x @ w is xw
 _JUXTAPOSED = {"mul", "matmul"}
 #: the longest name built from an expression
-_MAX_BUILT = 16
+_MAX_BUILT = 20
 
 
 def expression_hint(prim: str, inputs) -> str:
     """The hint of an intermediate value with no name of its own, built from the names
     of its operands (constants left out): ``x @ w`` is ``xw``, ``np.tanh(xw)`` is
-    ``tanh_xw``, ``x.T`` is ``xT``; ``prim`` itself when no operand has a name, or
-    when a name would exceed 16 characters even with one operand.
+    ``tanh_xw``, ``x.T`` is ``xT``. A name longer than 20 characters keeps the innermost
+    part of its first operand's (``1 - square_tanh_logits`` is ``sub_tanh_logits``); ``prim``
+    itself when no operand has a name.
+
+    >>> from ad_compiler.ir.core import AType, Value
+    >>> import numpy as np
+    >>> f64 = AType((2,), np.dtype("float64"))
+    >>> x, w = Value(f64, "x"), Value(f64, "w")
+    >>> expression_hint("matmul", [x, w]), expression_hint("tanh", [x])
+    ('xw', 'tanh_x')
+    >>> expression_hint("sub", [Value(f64, "square_tanh_logits")]), expression_hint("add", [])
+    ('sub_tanh_logits', 'add')
     """
     parts = [stem(v.hint) for v in inputs if v.hint and not (
         v.producer is not None and v.producer.prim == "const")]
@@ -156,7 +166,12 @@ def expression_hint(prim: str, inputs) -> str:
         return parts[0] + parts[1]
     if prim == "transpose" and len(parts[0]) <= 3:
         return parts[0] + "T"
-    for name in ("_".join([prim, *parts]), f"{prim}_{parts[0]}"):
+    name = "_".join([prim, *parts])
+    if len(name) <= _MAX_BUILT:
+        return name
+    pieces = parts[0].split("_")  # the innermost operands of the first: sub_tanh_xy
+    for k in range(len(pieces)):
+        name = "_".join([prim, *pieces[k:]])
         if len(name) <= _MAX_BUILT:
             return name
     return prim
