@@ -413,20 +413,6 @@ def _compile_template(template: str) -> Callable:
 _OPERATOR_UFUNCS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide"}
 
 
-def inplace_call(form: str) -> str:
-    """An in-place form as a call returning the buffer, to bind the result to its own name.
-
-    >>> inplace_call("{1} -= {0}"), inplace_call("np.exp({0}, out={0})")
-    ('np.subtract({1}, {0}, out={1})', 'np.exp({0}, out={0})')
-    """
-    import re
-    m = re.fullmatch(r"\{(\d)\} ([-+*/])= \{(\d)\}", form)
-    if m is None:
-        return form
-    a, ufunc, b = m.group(1), _OPERATOR_UFUNCS[m.group(2)], m.group(3)
-    return f"np.{ufunc}({{{a}}}, {{{b}}}, out={{{a}}})"
-
-
 def derive_inplace(template: str) -> dict:
     """In-place statement forms of an elementwise template (see Primitive.inplace).
 

@@ -102,7 +102,7 @@ class EmitContext:
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
-        self._inline = constants.plan(fn)  # short constants, written where used
+        self._inline = constants.plan(fn)  # constants, read where used
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -117,7 +117,11 @@ class EmitContext:
             if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
                 continue
             if op.results and id(op.results[0]) in self._inline:  # codegen/constants.py
-                self._names[id(op.result)] = self._inline[id(op.result)]
+                text = self._inline[id(op.result)]
+                if text is constants.ENTRY:  # "(name)" or a long literal in parentheses
+                    text = self._param(op, "value")
+                    text = text[1:-1] if text[1:-1].isidentifier() else text
+                self._names[id(op.result)] = text
                 continue
             if block is self.fn.body and _is_alias(op):
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
@@ -223,11 +227,15 @@ class EmitContext:
         k = self._reuse.get(id(op))
         if k is not None:
             form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
-            if self.name(op.result) != names[k]:  # bound to its own name
-                source = rules.inplace_call(form).format(*names)
-                return [assign([self.name(op.result)], self.expr(source, op))]
             source = form(names, **self._params(op)) if callable(form) else form.format(*names)
-            return [ast.parse(source).body[0]]
+            if self.name(op.result) == names[k]:
+                return [ast.parse(source).body[0]]
+            # bound to its own name: h = np.tanh(xw, out=xw); dh *= sub, then d_xw = dh
+            # (an augmented assignment, as fast as it gets, and a name for its result)
+            call = ast.parse(source).body[0]
+            if isinstance(call, ast.Expr):
+                return [assign([self.name(op.result)], call.value)]
+            return [call, assign([self.name(op.result)], _load(names[k]))]
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
 

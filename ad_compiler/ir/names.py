@@ -145,7 +145,7 @@ _MAX_BUILT = 20
 def expression_hint(prim: str, inputs) -> str:
     """The hint of an intermediate value with no name of its own, built from the names
     of its operands (constants left out): ``x @ w`` is ``xw``, ``np.tanh(xw)`` is
-    ``tanh_xw``, ``x.T`` is ``xT``. A name longer than 20 characters keeps the innermost
+    ``tanh_xw``, ``x.T`` is ``xT``, ``xs[t]`` is ``xs_t``. A name longer than 20 characters keeps the innermost
     part of its first operand's (``1 - square_tanh_logits`` is ``sub_tanh_logits``); ``prim``
     itself when no operand has a name.
 
@@ -166,6 +166,8 @@ def expression_hint(prim: str, inputs) -> str:
         return parts[0] + parts[1]
     if prim == "transpose" and len(parts[0]) <= 3:
         return parts[0] + "T"
+    if prim == "getitem" and len(parts) > 1:
+        return "_".join(parts)[:_MAX_BUILT]
     name = "_".join([prim, *parts])
     if len(name) <= _MAX_BUILT:
         return name
@@ -190,3 +192,15 @@ def adjoint_hint(v) -> str:
     from an expression (``xw``, :func:`expression_hint`), ``dv`` for no hint."""
     hint = v.hint or "v"
     return ("d_" if built_hint(v) and hint != v.producer.prim else "d") + hint
+
+
+def rename(values, hints, blocks) -> None:
+    """Give ``values`` their ``hints``, and the values of ``blocks`` whose names were built
+    from them (:func:`expression_hint`) names built from the new ones: a loop body
+    lifted with its arguments named after their initial values reads ``wh``, not ``wh0``."""
+    built = [op for block in blocks for op in block.walk()
+             if len(op.results) == 1 and built_hint(op.result) and op.result.hint != op.prim]
+    for v, hint in zip(values, hints):
+        v.hint = hint
+    for op in built:
+        op.result.hint = expression_hint(op.prim, op.inputs)
