@@ -230,7 +230,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
             items = [_item_ct(b, got, vmap, group) for _, group in listed.values()]
             return new_ct + new_acc, items
         # the backward loop counts the user's iterations: it keeps the loop variable's name
-        user_index = index.hint if index.hint not in (None, "n_iter") else "i"
+        user_index = index.hint if index.hint not in (None, "n_iter", "_") else "i"
         out = build_for(b, n, ct_init + acc_init, body, reverse=reverse, index_hint=user_index,
                         hints=[adjoint_hint(body_args[j]) for j in carried]
                         + [adjoint_hint(c) for c in captures])

@@ -1,6 +1,8 @@
 """Buffer reuse in generated code: in place only where nothing can observe it."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ad_compiler.ad.rules import derive_inplace
@@ -23,9 +25,10 @@ def test_dead_temporaries_are_written_in_place(ir):
     assert src == ("def f(x, y):\n"
                    "    t = x * y\n"
                    "    e = np.exp(t, out=t)\n"
-                   "    c = 1.0\n"
-                   "    u = np.add(e, c, out=e)\n"
-                   "    out = np.multiply(u, y, out=u)\n"
+                   "    e += 1.0\n"
+                   "    u = e\n"
+                   "    u *= y\n"
+                   "    out = u\n"
                    "    return (out,)\n")
     ir.check(fn, np.array([0.5, 1.0, -2.0]), np.array([2.0, -1.0, 0.25]))
 
@@ -38,7 +41,7 @@ def test_arguments_are_never_overwritten(ir):
     compile_function(reuse_buffers(fn)).fn(xv, yv)
     np.testing.assert_array_equal(xv, before[0])
     np.testing.assert_array_equal(yv, before[1])
-    assert "out=x" not in to_source(fn)[0] and "x +=" not in to_source(fn)[0]
+    assert not re.search(r"out=x\b|\bx \+=", to_source(fn)[0])
 
 
 def test_a_live_view_keeps_its_buffer(ir):
@@ -68,7 +71,7 @@ def test_a_cast_to_another_dtype_is_a_buffer_a_same_dtype_cast_is_a_view(ir):
     same = b.cast(x, dtype=np.dtype("float64"), hint="same")     # x itself at run time
     fn = ir.finish(b, b.mul(mask, x, hint="out"), b.exp(same, hint="e"))
     src = to_source(fn)[0]
-    assert "out = np.multiply(mask, x, out=mask)" in src and "e = np.exp(same)" in src
+    assert "    mask *= x\n    out = mask\n" in src and "e = np.exp(same)" in src
     xv = np.array([0.1, 0.2, 0.3])
     ir.check(fn, xv, np.array([True, False, True]))
     compile_function(reuse_buffers(fn)).fn(xv, np.array([True, False, True]))
@@ -107,7 +110,7 @@ def _accumulating_loop(ir, stack_it: bool):
 
 def test_a_carried_accumulator_is_updated_in_place(ir):
     fn = _accumulating_loop(ir, stack_it=False)
-    assert "        acc_2 += sin\n" in to_source(fn)[0]     # no new array per iteration
+    assert "        acc_2 += sin_x\n" in to_source(fn)[0]   # no new array per iteration
     ir.check(fn, np.array([0.1, 0.2, 0.3]))
 
 
@@ -144,7 +147,7 @@ def test_a_carried_value_that_is_also_stacked_is_not_overwritten(ir):
     source = to_source(fn)[0]
     # each iteration's value goes into the list: the sum is written into the fresh sin
     # buffer, never into the carried one the list already holds
-    assert "acc_2 += " not in source and "acc_3 = np.add(sin, acc_2, out=sin)" in source
+    assert "acc_2 += " not in source and "sin_x += acc_2\n        acc_3 = sin_x\n" in source
     ir.check(fn, np.array([0.1, 0.2, 0.3]))          # the stacked rows stay distinct
 
 
