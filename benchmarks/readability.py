@@ -252,8 +252,10 @@ def _record_sources() -> None:
 
 def corpus() -> None:
     import ad_compiler as ms
+    from ad_compiler.codegen import cache
     sys.path.insert(0, str(ROOT))
     from tests.corpus.load import corpus as load, to_float64
+    cache.clear()  # every gradient is generated again, so that it is recorded
     for c in load().CORPUS:
         if "source" in c.xfail or "grad" in c.xfail:
             continue
