@@ -233,9 +233,12 @@ class EmitContext:
             # bound to its own name: h = np.tanh(xw, out=xw); dh *= sub, then d_xw = dh
             # (an augmented assignment, as fast as it gets, and a name for its result)
             call = ast.parse(source).body[0]
-            if isinstance(call, ast.Expr):
+            if isinstance(call, ast.Expr) and not callable(form):  # np.f(..., out=x)
                 return [assign([self.name(op.result)], call.value)]
-            return [call, assign([self.name(op.result)], _load(names[k]))]
+            if isinstance(call, ast.AugAssign) and isinstance(call.target, ast.Name):
+                return [call, assign([self.name(op.result)], _load(names[k]))]
+            raise IRError(f"codegen: the in-place form {source!r} of {op.prim!r} has no value "
+                          "to name (passes/reuse.py plans it only into the same quantity)")
         value = self.expr(self._call_source(op, prim), op)
         return [assign([self.name(r) for r in op.results], value)]
 
