@@ -204,3 +204,10 @@ def rename(values, hints, blocks) -> None:
         v.hint = hint
     for op in built:
         op.result.hint = expression_hint(op.prim, op.inputs)
+
+
+def same_quantity(buffer, result) -> bool:
+    """Whether ``result``, written into ``buffer``'s memory (passes/reuse.py), may take
+    its name: one hint names both (the user's variable rebound, ``x = x * 2``; a
+    gradient accumulated, ``dx += dx_1``). The IR text and the source both follow it."""
+    return buffer.hint is not None and buffer.hint == result.hint

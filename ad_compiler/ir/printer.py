@@ -18,18 +18,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .names import Namespace, one_line
+from .names import Namespace, one_line, same_quantity
 
 
 class _Names:
-    def __init__(self):
+    def __init__(self, reuse=None):
         self.ns = Namespace()
         self.names: dict[int, str] = {}
+        self.reuse = reuse or {}   # passes/reuse.py: id(op) -> input k
 
     def __call__(self, value) -> str:
         key = id(value)
         if key not in self.names:
-            self.names[key] = self.ns.fresh(value.hint)
+            op, k = value.producer, None
+            if op is not None and len(op.results) == 1:
+                k = self.reuse.get(id(op))
+            if k is not None and same_quantity(op.inputs[k], value):
+                self.names[key] = self(op.inputs[k])[1:]  # as codegen: dx += dx_1
+            elif op is not None and op.prim == "const":  # codegen reads it where used
+                self.names[key] = self.ns.fresh(f"{value.hint or 'c'}_value")
+            else:
+                self.names[key] = self.ns.fresh(value.hint)
         return "%" + self.names[key]
 
 
@@ -76,7 +85,7 @@ def _block_lines(block, names, indent, reuse=None) -> list[str]:
 
 
 def format_function(fn) -> str:
-    names = _Names()
+    names = _Names(fn.reuse)
     args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
     lines = [one_line(f"func {fn.name}({args}) {{")]
     lines.extend(_block_lines(fn.body, names, 1, fn.reuse))

@@ -42,6 +42,7 @@ from ..ad import rules
 from ..ir import dims
 from ..ir.control import free_values
 from ..ir.core import AType, Block, Function
+from ..ir.names import same_quantity
 
 _END = float("inf")
 
@@ -58,12 +59,6 @@ def reuse_buffers(fn: Function) -> Function:
     fn.reuse = {id(op): reuse[id(op)] for op in fn.body.walk()
                 if id(op) in reuse and _truthful(op, reuse[id(op)])}
     return fn
-
-
-def same_quantity(buffer, result) -> bool:
-    """Whether ``result`` may take ``buffer``'s name: one hint names both (the user's
-    variable rebound, ``x = x * 2``; a gradient accumulated, ``dx += dx_1``)."""
-    return buffer.hint is not None and buffer.hint == result.hint
 
 
 def statement_only(form) -> bool:

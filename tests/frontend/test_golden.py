@@ -99,8 +99,8 @@ class Block(nn.Cell):
 
 GOLDEN_BLOCK = """
 func Block(%x: f32[4,3], %gate_w: f32[3], %bias: f32[3]) {{
-  %c = const {{value=2}}                      # int  @{file}:{scaled}
-  %x_1 = mul %x, %c                         # f32[4,3]  @{file}:{scaled}
+  %c_value = const {{value=2}}                # int  @{file}:{scaled}
+  %x_1 = mul %x, %c_value                   # f32[4,3]  @{file}:{scaled}
   %y = mul %x_1, %gate_w                    # f32[4,3]  @{file}:{gated}
   %add_y_bias = add %y, %bias               # f32[4,3]  @{file}:{out}
   %y_1 = sub %add_y_bias, %gate_w           # f32[4,3]  @{file}:{out}
