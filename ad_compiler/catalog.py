@@ -81,6 +81,7 @@ PROBES.update({"np.select": ([_MASK], [A((3,))]), "ops.linspace": (F, F, 3),
                **{f"np.{n}": (_MASK, _MASK) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
                "np.invert": (_MASK,)})
 PROBES.update({name: (A((2, 3)), np.float32) for name in ("ops.cast", "ops.Cast")})
+PROBES.update({f"np.fft.{n}": (4, F) for n in ("fftfreq", "rfftfreq")})  # a traced spacing
 
 #: spelling of a class form -> its constructor's arguments (default: none)
 CONSTRUCT: dict[str, tuple] = {}
@@ -92,7 +93,8 @@ _OPERATORS = {operator.add: "a + b", operator.sub: "a - b", operator.mul: "a * b
               operator.ne: "a != b", operator.lt: "a < b", operator.le: "a <= b",
               operator.gt: "a > b", operator.ge: "a >= b"}
 
-_SECTIONS = ["NumPy", "NumPy linear algebra (np.linalg)", "Python operators and builtins",
+_SECTIONS = ["NumPy", "NumPy linear algebra (np.linalg)", "NumPy Fourier transforms (np.fft)",
+             "Python operators and builtins",
              "math (on Python floats)", "Array and Tensor methods", "MindSpore ops (functional)",
              "MindSpore ops (classes)", "Gradients inside compiled code"]
 
@@ -122,23 +124,25 @@ class Entry:
 def _spelling(obj) -> tuple[str, str] | None:
     """(spelling, section) of a lowered object, or None for objects listed elsewhere."""
     if obj in _OPERATORS:
-        return _OPERATORS[obj], _SECTIONS[2]
+        return _OPERATORS[obj], _SECTIONS[3]
     name = getattr(obj, "__name__", type(obj).__name__)
     module = getattr(obj, "__module__", None) or type(obj).__module__
     if getattr(np.linalg, name, None) is obj:
         return f"np.linalg.{name}", _SECTIONS[1]
+    if module == "numpy.fft" and getattr(np.fft, name, None) is obj:
+        return f"np.fft.{name}", _SECTIONS[2]
     if getattr(np, name, None) is obj:
         return f"np.{name}", _SECTIONS[0]
     if getattr(math, name, None) is obj:
-        return f"math.{name}", _SECTIONS[3]
+        return f"math.{name}", _SECTIONS[4]
     if module == "builtins":
-        return f"{name}()", _SECTIONS[2]
+        return f"{name}()", _SECTIONS[3]
     if module.startswith("ad_compiler.api."):
-        return f"ms.{name}", _SECTIONS[7]
+        return f"ms.{name}", _SECTIONS[8]
     if module.startswith("ad_compiler.ops"):
         if isinstance(obj, type):
-            return (f"ops.{name}" if not name.startswith("_") else None), _SECTIONS[6]
-        return f"ops.{name}", _SECTIONS[5]
+            return (f"ops.{name}" if not name.startswith("_") else None), _SECTIONS[7]
+        return f"ops.{name}", _SECTIONS[6]
     return None
 
 
@@ -217,7 +221,7 @@ def entries() -> tuple[list[Entry], list[str]]:
         spelling, section = where
         if getattr(lower, "refused", False):
             continue
-        if section == _SECTIONS[7]:
+        if section == _SECTIONS[8]:
             out.append(Entry(spelling, section, (), "differentiated where it is called"))
             continue
         if isinstance(obj, type):   # a class form: probe what its instance does
@@ -240,7 +244,7 @@ def entries() -> tuple[list[Entry], list[str]]:
             if prims is None:
                 unprobed.append(spelling)
                 continue
-            out.append(Entry(spelling, _SECTIONS[4], tuple(sorted(prims))))
+            out.append(Entry(spelling, _SECTIONS[5], tuple(sorted(prims))))
     out.extend(_frontend_entries())
     merged: dict[str, Entry] = {}
     for e in out:
@@ -258,14 +262,14 @@ def _frontend_entries() -> list[Entry]:
         name = by_id.get(key)
         prims = _probe(lower, f"math.{name}")
         if name and prims:
-            out.append(Entry(f"math.{name}", _SECTIONS[3], tuple(sorted(prims))))
+            out.append(Entry(f"math.{name}", _SECTIONS[4], tuple(sorted(prims))))
     notes = {"_sum": ("add", "sum of the items"), "_max": ("maximum", "of numbers"),
              "_min": ("minimum", "of numbers"), "_float": ("pyfloat", "of a one-element value"),
              "_abs": ("abs", ""), "_int": ("cast", "truncates toward zero"),
              "_bool": ("not_equal", "v != 0")}
     for name, (prim, note) in notes.items():
         if name in builtin_calls._BUILTINS.values():
-            out.append(Entry(f"{name[1:]}()", _SECTIONS[2], (prim,), note))
+            out.append(Entry(f"{name[1:]}()", _SECTIONS[3], (prim,), note))
     return out
 
 
@@ -274,7 +278,7 @@ def render() -> str:
     if unprobed:
         raise RuntimeError("no sample argument list fits " + ", ".join(unprobed)
                            + ": add an entry to ad_compiler.catalog.PROBES")
-    numpy_diff = [e for e in listed if e.section in _SECTIONS[:2] and e.differentiable]
+    numpy_diff = [e for e in listed if e.section in _SECTIONS[:3] and e.differentiable]
     lines = [
         "# Supported functions",
         "",

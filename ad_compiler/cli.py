@@ -1,7 +1,7 @@
 """The ``ad-compiler`` command: show generated gradients, run a demo.
 
     ad-compiler show FILE.py:NAME [--grad-position 0,1] [--weights] [--sens] [--ir]
-                                  [--args "f32[2,3] f32[3]"]
+                                  [--args "f32[2,3] f32[3]"] [--html OUT.html]
     ad-compiler demo
 """
 from __future__ import annotations
@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import shlex
 import sys
 from pathlib import Path
 
+from . import highlight
 from .depth import on_deep_stack
 from .errors import AdCompilerError
 
@@ -194,11 +196,38 @@ def cmd_show(ns) -> int:
         _check_weights(fn, compiled_entry(fn, *args, grad_position=positions))
     entry = compiled_entry(fn, *args, grad_position=positions,
                            weights=True if ns.weights else None, sens_param=ns.sens)
+    if ns.html:
+        _write_page(ns, entry)
+        return 0
     if ns.ir:
         print(entry.ir)
         print()
-    print(entry.compiled.source, end="")
+    source = entry.compiled.source
+    print(highlight.terminal(source) if highlight.wants_colour(sys.stdout) else source, end="")
     return 0
+
+
+def _write_page(ns, entry) -> None:
+    """The page of ``--html``: the user's source and the gradient side by side, the IR."""
+    from .codegen.linemap import source_lines
+    from .page import render
+    source, locs = source_lines(entry.ir)
+    page = render(_command(ns), source, locs, str(entry.ir), first=ns.target.rpartition(":")[0])
+    try:
+        Path(ns.html).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    print(f"wrote {ns.html}")
+
+
+def _command(ns) -> str:
+    """The ``ad-compiler show`` command line that ``ns`` was read from (without --html)."""
+    words = ["ad-compiler", "show", ns.target]
+    for option, value in (("--grad-position", ns.grad_position), ("--args", ns.args)):
+        if value is not None:
+            words += [option, value]
+    words += [flag for flag, on in (("--weights", ns.weights), ("--sens", ns.sens)) if on]
+    return shlex.join(words)
 
 
 def cmd_demo(ns) -> int:
@@ -224,6 +253,8 @@ def main(argv=None) -> int:
     show.add_argument("--sens", action="store_true", help="take the output sensitivity as input")
     show.add_argument("--ir", action="store_true", help="print the adjoint SSA IR too")
     show.add_argument("--args", help='input types, e.g. "f32[2,3] f32[3] float"')
+    show.add_argument("--html", metavar="OUT.html",
+                      help="write a page with the source, the gradient and the IR side by side")
     show.set_defaults(run=cmd_show)
     demo = sub.add_parser("demo", help="differentiate a small function and show the source")
     demo.set_defaults(run=cmd_demo)

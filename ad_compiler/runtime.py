@@ -194,12 +194,22 @@ def gap_divide(a, w, sign=0):
 
 def lstsq(a, b, rcond=None):
     """``np.linalg.lstsq(a, b, rcond)[0]`` for a full-rank ``a``, else
-    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops)."""
-    x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
-    if rank < min(np.shape(a)):
+    :class:`~ad_compiler.errors.GradValueError` (no derivative where the rank drops).
+
+    A stack of matrices ``a`` (``vmap``) takes a stack of column blocks ``b`` and is
+    solved through one batched SVD, with np.linalg.lstsq's cut-off for each matrix."""
+    if np.ndim(a) > 2:
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        small = np.finfo(s.dtype).eps * max(np.shape(a)[-2:])
+        cut = (small if rcond is None or rcond < 0 else rcond) * s[..., :1]
+        rank = int(np.min(np.sum(s > cut, axis=-1)))
+        x = np.swapaxes(vt, -1, -2) @ ((np.swapaxes(u, -1, -2) @ b) / s[..., None])
+    else:
+        x, _, rank, _ = np.linalg.lstsq(a, b, rcond=rcond)
+    if rank < min(np.shape(a)[-2:]):
         from .errors import GradValueError
         raise GradValueError(
-            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a))}; the "
+            f"np.linalg.lstsq: the matrix has rank {rank} < {min(np.shape(a)[-2:])}; the "
             "least-squares solution is differentiable only where the matrix has full rank",
             hint="regularise the problem (e.g. solve (a.T @ a + lam * I) x = a.T @ b)")
     return x
@@ -269,17 +279,36 @@ def erf(x):
     return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
 
 
-def sum_to(ct, like):
+def sum_to(ct, like, keep=0, skip=0):
     """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
-    (the run-time form of un-broadcasting, for lengths that depend on data)."""
-    shape = np.shape(like)
-    if np.shape(ct) == shape:
+    (the run-time form of un-broadcasting, for lengths that depend on data). Under
+    ``vmap`` the first ``keep`` axes of ``ct`` are kept in front, and the first ``skip``
+    axes of ``like`` are not part of the shape (ops/dynamic.py)."""
+    shape = np.shape(like)[skip:]
+    if np.shape(ct)[keep:] == shape:
         return ct
-    lead = np.ndim(ct) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
-                                      if d == 1 and np.shape(ct)[lead + i] != 1)
-    return np.sum(ct, axis=axes, keepdims=True).reshape(shape) if axes else \
-        np.reshape(ct, shape)
+    lead = np.ndim(ct) - keep - len(shape)
+    axes = tuple(range(keep, keep + lead)) + tuple(
+        keep + lead + i for i, d in enumerate(shape)
+        if d == 1 and np.shape(ct)[keep + lead + i] != 1)
+    out = np.sum(ct, axis=axes, keepdims=True) if axes else ct
+    return np.reshape(out, np.shape(ct)[:keep] + shape)
+
+
+def broadcast_like(a, like, keep=0, skip=0):
+    """``np.broadcast_to(a, like.shape)`` with the first ``keep`` axes of ``a`` kept in
+    front and the first ``skip`` axes of ``like`` left out (``vmap``)."""
+    a = np.asarray(a)
+    shape = np.shape(like)[skip:]
+    ones = (1,) * (len(shape) - (a.ndim - keep))
+    return np.broadcast_to(a.reshape(a.shape[:keep] + ones + a.shape[keep:]),
+                           a.shape[:keep] + shape)
+
+
+def reshape_like(a, like, keep=0, skip=0):
+    """``a.reshape(like.shape)`` with the first ``keep`` axes of ``a`` kept in front and
+    the first ``skip`` axes of ``like`` left out (``vmap``)."""
+    return np.reshape(a, np.shape(a)[:keep] + np.shape(like)[skip:])
 
 
 def list_zeros(items):

@@ -22,12 +22,22 @@ likewise. A call with its own derivative rule (``bprop_call``: ``custom_vjp``,
 ``custom_jvp``, ``Cell.bprop``, ``checkpoint``) batches as the code it runs when
 the result is only evaluated, and as a call whose rule is vmapped when it may be
 differentiated afterwards (the rule is written for one example). A length known
-only at run time (a boolean mask's selection) is refused: each example could
-have its own.
+only at run time batches when it is the same for every example (a mask shared by
+the batch); a mask that differs between examples is refused where it selects
+(each example would have its own length: ops/dynamic.py).
+
+Random draws (``effect`` ops) draw what a Python loop of calls draws, one example
+after the other (:func:`_batch_draws`): a function's only draw is its primitive's
+batching rule, one NumPy call of size ``(B, ...)`` where that gives the same
+numbers; otherwise every draw of the function runs in a loop over the examples,
+in order, where the first one was, and the results are stacked. This is the one
+loop over the examples batched code may hold, and it holds only the draws.
 """
 from __future__ import annotations
 
 from typing import Sequence
+
+import numpy as np
 
 from . import rules
 from ..errors import UnsupportedOperationError
@@ -69,7 +79,7 @@ def batch_function(fn: Function, in_axes: Sequence, out_axes: Sequence, size: in
     b = BatchBuilder(body, size, differentiable)
     env = {id(a): na for a, na in zip(fn.args, body.args)}
     axes = {id(na): ax for na, ax in zip(body.args, in_axes) if ax is not None}
-    _batch_ops(b, fn.body.ops, env, axes)
+    _batch_ops(b, fn.body.ops, env, axes, draws=[op for op in fn.body.ops if _draws(op)])
     outs = []
     for v, want in zip(fn.outputs, out_axes):
         nv = env.get(id(v), v)
@@ -100,10 +110,17 @@ def _place(b, v, ax, want, fn):
     return move_axis(b, v, 0, want)
 
 
-def _batch_ops(b, ops, env: dict, axes: dict) -> None:
+def _batch_ops(b, ops, env: dict, axes: dict, draws=()) -> None:
     """Copy ``ops`` into ``b`` batched; ``env`` maps old values to new ones and ``axes``
-    new value ids to their batch axis (absent: shared by the batch)."""
+    new value ids to their batch axis (absent: shared by the batch). ``draws``: the
+    function's ops with effects (random draws), batched together where the first is."""
+    drawn = {id(op) for op in draws}
     for op in ops:
+        if id(op) in drawn:  # all of them where the first one is
+            if op is draws[0]:
+                with b.at(op.loc):
+                    _batch_draws(b, draws, env, axes)
+            continue
         if op.regions:
             if not _touches_batch(op, env, axes):
                 clone_block(b, Block(ops=[op], results=[]), env)
@@ -116,10 +133,8 @@ def _batch_ops(b, ops, env: dict, axes: dict) -> None:
             continue
         if rules.get(op.prim).effect:
             raise UnsupportedOperationError(
-                f"vmap does not batch '{op.prim}': it reads state outside the function (a "
-                "random draw), and a loop over the examples would get new values for each",
-                op.loc, "draw the batch's values outside vmap and pass them in as a batched "
-                        "argument")
+                f"vmap does not batch '{op.prim}' (a random draw) inside a loop or a branch",
+                op.loc, "draw the numbers before the loop or branch (one call with size=...)")
         inputs = [env.get(id(v), v) for v in op.inputs]
         in_axes = [axes.get(id(v)) for v in inputs]
         if all(ax is None for ax in in_axes):
@@ -134,23 +149,105 @@ def _batch_ops(b, ops, env: dict, axes: dict) -> None:
             out.hint = op.result.hint
 
 
+def _draws(op) -> bool:
+    """Whether ``op`` has an effect (a random draw), or contains an op that has one."""
+    return rules.has_effect(op) or any(_draws(o) for r in op.regions for o in r.ops)
+
+
+def _batch_draws(b, draws, env, axes) -> None:
+    """The function's random draws for every example: what a loop of calls draws, one
+    example after the other. The only draw, when its batching rule is one call of NumPy
+    giving those numbers (ops/randomness.py), is that call; otherwise a loop over the
+    examples runs every draw of the function, in order, and stacks what each draws."""
+    only = draws[0] if len(draws) == 1 and not draws[0].regions else None
+    rule = rules.get(only.prim).batch_rule if only is not None else None
+    batched = rule(b, (), **only.params) if rule is not None else None
+    if batched is not None:
+        env[id(only.result)], axes[id(batched[0])] = batched
+        return
+
+    results = [r for op in draws for r in op.results]
+
+    def step(b, k, carried):
+        local = dict(env)
+        for op in draws:
+            _draw_inputs(b, op, local, axes)
+            clone_block(b, Block(ops=[op], results=[]), local)
+        return [], [_as_array(b, local[id(r)]) for r in results]
+    n = b.const(b.batch_size)
+    lists = build_for(b, n, [], step, index_hint="k", hints=[r.hint for r in results])
+    for r, lst in zip(results, lists):
+        stacked = b.stack_list(lst, axis=0, length=b.batch_size, hint=r.hint)
+        if isinstance(r.type, ListType):  # the draws of a vmap inside: a list of batches
+            t = stacked.type
+            stacked = b.unstack(stacked, axis=1, elem=AType(t.shape[:1] + t.shape[2:], t.dtype))
+        env[id(r)] = stacked
+        axes[id(stacked)] = 0
+
+
+def _as_array(b, v):
+    """``v``, a list (the draws of a vmap inside, one per example) stacked into an array."""
+    if not isinstance(v.type, ListType):
+        return v
+    n = _list_length(b, v)
+    if isinstance(n, Value) and n.producer is not None and n.producer.prim == "const":
+        n = n.producer.params["value"]
+    if not isinstance(n, int) or isinstance(v.type.elem, ListType):
+        raise UnsupportedOperationError("vmap: random draws in a list of unknown length")
+    return b.stack_list(v, axis=0, length=n)
+
+
+def _draw_inputs(b, op, env, axes) -> None:
+    """Make the inputs of the draw ``op`` available where the draws are batched: they
+    are the same for every example (a draw's arguments are static), and a constant
+    defined after the first draw is copied in."""
+    for v in op.inputs:
+        if id(env.get(id(v), v)) in axes:
+            raise UnsupportedOperationError(
+                "vmap: a random draw whose arguments differ between examples", op.loc)
+        p = v.producer
+        if id(v) not in env and p is not None and p.prim == "const":
+            clone_block(b, Block(ops=[p], results=[]), env)
+
+
 def _apply_rule(b, op, inputs, in_axes):
     prim = rules.get(op.prim)
-    if any(is_dynamic(v.type) for v in [*inputs, *op.results]):
-        raise UnsupportedOperationError(
-            "vmap does not batch a value whose length is known only at run time (selected "
-            "by a boolean mask): each example could have its own length", op.loc, HINT)
     rule = prim.batch_rule
     if rule is None:
         raise UnsupportedOperationError(
             f"vmap needs a batching rule for '{op.prim}', which has none", op.loc,
             "compute it outside vmap, or register one with primitive(..., batch=...)")
+    inputs = _numbers_typed(b, op, inputs, in_axes)
     try:
         return rule(b, tuple(in_axes), *inputs, **op.params)
     except UnsupportedOperationError as e:  # a case the rule refuses: at the user's line
         if e.loc is not None:
             raise
         raise UnsupportedOperationError(e.message, op.loc, e.hint) from None
+    except (ValueError, TypeError, IndexError):
+        if not any(is_dynamic(v.type) for v in [*inputs, *op.results]):
+            raise
+        raise UnsupportedOperationError(
+            f"vmap does not batch '{op.prim}' of a value whose length is known only at run "
+            "time (selected by a boolean mask)", op.loc, HINT) from None
+
+
+def _numbers_typed(b, op, inputs, in_axes) -> list:
+    """The inputs of an elementwise op, a Python number of one example (a weak value,
+    batched into an array: a scalar draw, ``float(...)``) cast to the dtype NumPy gives
+    it against the op's arrays, so a float32 array times a float stays float32."""
+    if rules.get(op.prim).family != "elementwise":
+        return inputs
+    strong = [v.type.dtype for v in op.inputs if not v.type.weak]
+    if not strong:
+        return inputs
+    out = list(inputs)
+    for k, (v, ax) in enumerate(zip(op.inputs, in_axes)):
+        if v.type.weak and ax is not None:
+            want = np.result_type(*strong, v.type.python_type(0))
+            if inputs[k].type.dtype != want:
+                out[k] = b.cast(inputs[k], dtype=want)
+    return out
 
 
 def _touches_batch(op, env, axes) -> bool:

@@ -161,7 +161,7 @@ def shape_key(v, depth: int = 0):
     op = getattr(v, "producer", None)
     if op is None or depth > _MAX_DEPTH:
         return id(v)
-    if op.prim in LIKE:
+    if op.prim in LIKE and not op.params.get("keep") and not op.params.get("skip"):
         return shape_key(op.inputs[1], depth + 1)
     if op.prim in ("getitem", "gather") and not op.inputs[0].type.dynamic:
         x, *dyn = op.inputs

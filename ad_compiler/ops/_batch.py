@@ -22,6 +22,7 @@ import numpy as np
 from ..ad.batching import materialize, to_front
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
+from ..ir.dims import HINT
 
 
 def example_ndim(v, ax) -> int:
@@ -37,7 +38,25 @@ def lead_ones(b, v, rank: int):
     missing = rank - (len(shape) - 1)
     if missing <= 0:
         return v
-    return b.reshape(v, shape=shape[:1] + (1,) * missing + shape[1:])
+    return _with_ones(b, v, shape[:1] + (1,) * missing + shape[1:])
+
+
+def _with_ones(b, v, shape):
+    """``v`` reshaped to ``shape``, which adds or drops axes of length 1: an expand_dims or
+    squeeze when a length is known only at run time (a reshape needs them all)."""
+    if not v.type.dynamic:
+        return b.reshape(v, shape=shape)
+    old, k, added, dropped = v.type.shape, 0, [], []
+    for i, d in enumerate(shape):
+        if k < len(old) and (d == old[k] or d is None and old[k] is None):
+            k += 1
+        elif d == 1:
+            added.append(i)
+    kept = len(shape) - len(added)
+    if kept < len(old):  # axes of length 1 dropped: those past the matched ones
+        dropped = [i for i, d in enumerate(old) if d == 1][-(len(old) - kept):]
+        return b.squeeze(v, axis=tuple(dropped))
+    return b.expand_dims(v, axis=tuple(added))
 
 
 def _norm(a: int, n: int) -> int:
@@ -151,10 +170,10 @@ def batch_matmul(b, axes, x, y):
     col = ay is not None and ny == 1
     if ax is not None:
         x = to_front(b, x, ax)
-        x = b.reshape(x, shape=(x.type.shape[0], 1) + x.type.shape[1:]) if row else x
+        x = _with_ones(b, x, (x.type.shape[0], 1) + x.type.shape[1:]) if row else x
     if ay is not None:
         y = to_front(b, y, ay)
-        y = b.reshape(y, shape=y.type.shape + (1,)) if col else y
+        y = _with_ones(b, y, y.type.shape + (1,)) if col else y
     rank = max(nx + row, ny + col)
     x = lead_ones(b, x, rank) if ax is not None and nx + row > 1 else x
     y = lead_ones(b, y, rank) if ay is not None else y
@@ -164,7 +183,7 @@ def batch_matmul(b, axes, x, y):
         shape.pop(-1)
     if row:
         shape.pop(-2 if not col and ny >= 2 else -1)
-    return (out if tuple(shape) == out.type.shape else b.reshape(out, shape=tuple(shape))), 0
+    return (out if tuple(shape) == out.type.shape else _with_ones(b, out, tuple(shape))), 0
 
 
 def _free_letter(subscripts: str) -> str:
@@ -421,8 +440,7 @@ def _example_types(dyn, axes) -> list:
     if any(ax is not None and v.type.dtype.kind == "b" for v, ax in zip(dyn, axes)):
         raise UnsupportedOperationError(
             "vmap does not batch a boolean mask that differs between examples: each example "
-            "would select its own number of elements",
-            hint="write the selection with np.where(mask, ...), which keeps every shape")
+            "would select its own number of elements", hint=HINT)
     return [AType(_example_shape(v, ax), v.type.dtype) for v, ax in zip(dyn, axes)]
 
 

@@ -121,5 +121,7 @@ COMPLEX: dict = dict.fromkeys((
     # reductions, scans, products
     "sum", "mean", "prod", "cumsum", "cumprod", "matmul", "tensordot", "einsum", "cross",
     "inv", "det", "solve",
+    # discrete Fourier transforms (ops/fft.py)
+    "fftn", "ifftn", "rfftn", "irfftn",
 ), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
                         "scatter_add"), _keeps_complex)

@@ -67,7 +67,8 @@ from ..ad.rules import ex, lowering, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.builder import fit
 from ..ir.core import AType
-from ._batch import batch_solve, leading
+from ..ad.batching import materialize
+from ._batch import batch_solve, example_ndim, leading
 from ._infer import as_float, promote
 from .linalg import swap_last
 
@@ -618,10 +619,26 @@ def lower_pinv(b, a, rcond=None, hermitian=False):
 
 
 def _lstsq_infer(a: AType, rhs: AType, *, rcond=None) -> AType:
-    if a.ndim != 2 or rhs.ndim not in (1, 2) or rhs.shape[0] != a.shape[0]:
+    """``(m, n)`` and ``(m,)`` or ``(m, k)`` as NumPy; a stack ``(..., m, n)`` (vmap) takes
+    a stack of column blocks ``(..., m, k)``."""
+    stack = a.ndim > 2 and rhs.ndim == a.ndim and rhs.shape[:-2] == a.shape[:-2]
+    if not (stack or a.ndim == 2 and rhs.ndim in (1, 2)) or \
+            rhs.shape[a.ndim - 2] != a.shape[-2]:
         raise ValueError(f"np.linalg.lstsq: expects a (m, n) matrix and a (m,) or (m, k) "
                          f"right-hand side, got {a} and {rhs}")
-    return AType((a.shape[1],) + rhs.shape[1:], as_float(promote(a, rhs)).dtype, False)
+    shape = a.shape[:-2] + (a.shape[-1],) + rhs.shape[a.ndim - 1:]
+    return AType(shape, as_float(promote(a, rhs)).dtype, False)
+
+
+def _batch_lstsq(b, axes, a, rhs, *, rcond=None):
+    """np.linalg.lstsq for each example: a stack of matrices and of column blocks (an
+    example's right-hand side vector a column)."""
+    vector = example_ndim(rhs, axes[1]) == 1
+    a, rhs = materialize(b, a, axes[0]), materialize(b, rhs, axes[1])
+    if vector:
+        rhs = b.reshape(rhs, shape=rhs.type.shape + (1,))
+    out = b.lstsq(a, rhs, rcond=rcond)
+    return (b.reshape(out, shape=out.type.shape[:-1]) if vector else out), 0
 
 
 def _lstsq_vjp(b, ct, out, a, rhs, *, rcond=None):
@@ -643,7 +660,9 @@ primitive(
     "lstsq", emit="rt.lstsq({0}, {1}, {rcond})", infer=_lstsq_infer, family=F,
     vjp=_lstsq_vjp, jvp=_lstsq_jvp, domain="wellcond",
     examples=[ex((4, 2), (4,), rcond=None), ex((4, 2), (4, 3), rcond=None),
-              ex((3, 3), (3,), rcond=None), ex((2, 3), (2,), rcond=1e-10)],
+              ex((3, 3), (3,), rcond=None), ex((2, 3), (2,), rcond=1e-10),
+              ex((2, 4, 2), (2, 4, 3), rcond=None)],
+    batch=_batch_lstsq,
 )
 
 
@@ -651,6 +670,10 @@ primitive(
 def lower_lstsq(b, a, rhs, rcond=None):
     """``(x, residuals, rank, s)`` for a full-rank ``a`` (else a run-time error)."""
     a, rhs = b.const(a), b.const(rhs)
+    if b.type_of(a).ndim != 2:  # the primitive takes stacks (vmap); NumPy's one matrix
+        raise UnsupportedOperationError(
+            f"np.linalg.lstsq expects a (m, n) matrix, got {b.type_of(a)}",
+            hint="solve a stack of problems with ms.vmap(np.linalg.lstsq)")
     x = b.lstsq(a, rhs, rcond=rcond)
     m, n = b.type_of(a).shape
     if m > n:

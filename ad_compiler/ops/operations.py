@@ -801,3 +801,8 @@ from .operations_conv import *  # noqa: E402,F401,F403  (ops.conv2d, ops.max_poo
 from .operations_conv import __all__ as _conv_all  # noqa: E402
 
 __all__ += _conv_all
+
+from .operations_fft import *  # noqa: E402,F401,F403  (ops.fft, ops.rfft, ops.fftshift ...)
+from .operations_fft import __all__ as _fft_all  # noqa: E402
+
+__all__ += _fft_all

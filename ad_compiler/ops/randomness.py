@@ -14,6 +14,17 @@ Invariants:
 * a draw inside a loop or a branch that depends on the data is refused with a
   located error (a loop over ``range`` is unrolled instead, so its draws stay in
   order), because an adjoint may replay such a region.
+
+**Under vmap** the batched code draws what a Python loop of calls draws, one
+example after the other (ad/batching.py). NumPy's legacy generator fills an
+array in C order, so for the functions in :data:`SIZED` one draw of size
+``(B, *shape)`` gives the numbers of ``B`` draws of ``shape`` in sequence (checked
+for every distribution by tests/api/test_vmap_rest.py): the batching rule of a
+function's only draw is that call (:func:`batch_draw`). It has no such rule (and
+ad/batching.py loops over the examples) where the numbers would differ: a
+permutation, ``choice(..., replace=False)``, ``randint`` of a type narrower than
+32 bits (NumPy buffers its bytes per call), a seed, or several draws (a loop
+interleaves them).
 """
 from __future__ import annotations
 
@@ -69,8 +80,49 @@ def _impl(**params):
     return getattr(np.random, fn)(*args, **kwargs)
 
 
+#: the parameter names of the functions that take ``size``, in order (``rand`` and
+#: ``randn`` take the dimensions as positional arguments)
+SIZED = {
+    "random": ("size",), "random_sample": ("size",), "standard_normal": ("size",),
+    "randint": ("low", "high", "size", "dtype"), "normal": ("loc", "scale", "size"),
+    "uniform": ("low", "high", "size"), "choice": ("a", "size", "replace", "p"),
+    "exponential": ("scale", "size"), "poisson": ("lam", "size"),
+    "binomial": ("n", "p", "size"), "beta": ("a", "b", "size"),
+    "gamma": ("shape", "scale", "size"), "laplace": ("loc", "scale", "size"),
+    "logistic": ("loc", "scale", "size"), "lognormal": ("mean", "sigma", "size"),
+}
+
+
+def batched_draw_params(params: dict, size: int) -> dict | None:
+    """The params of one draw giving the numbers of ``size`` draws of ``params`` in
+    sequence (the examples first), or None where NumPy's numbers would differ."""
+    fn, args, kwargs = _split(params)
+    shape = (size,) + _infer(**params).shape
+    if fn in ("rand", "randn"):
+        return {"fn": fn, **{f"_arg{i}": d for i, d in enumerate(shape)}}
+    names = SIZED.get(fn)
+    if names is None:
+        return None
+    named = dict(zip(names, args), **kwargs)
+    if fn == "choice" and not named.get("replace", True) or \
+            fn == "randint" and np.dtype(named.get("dtype", int)).itemsize < 4:
+        return None
+    lead = names.index("size")
+    new = {"fn": fn, **{f"_arg{i}": a for i, a in enumerate(args[:lead])}}
+    new.update({k: v for k, v in named.items() if names.index(k) > lead})
+    new["size"] = shape
+    return new
+
+
+def batch_draw(b, axes, **params):
+    """The function's only draw, for the whole batch: one call of size ``(B, *shape)``
+    (None where that call's numbers differ from a loop's: see the module docstring)."""
+    new = batched_draw_params(params, b.batch_size)
+    return None if new is None else (b.emit("random", **new), 0)
+
+
 primitive("random", emit=_emit, impl=_impl, infer=_infer, nondiff=True, effect=True,
-          family=F)
+          family=F, batch=batch_draw)
 
 
 def _static(name, value):

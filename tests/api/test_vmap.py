@@ -213,14 +213,6 @@ def test_a_condition_that_differs_between_examples_is_refused_with_its_line():
     assert "test_vmap.py" in str(e.value) and "if np.sum(x) > 0" in str(e.value)
 
 
-def test_a_primitive_without_a_batching_rule_is_named():
-    def f(a, y):
-        return np.linalg.lstsq(a, y)[0]
-    with pytest.raises(UnsupportedOperationError, match="batching rule for 'lstsq'") as e:
-        ms.vmap(f, in_axes=(0, None))(RNG.normal(size=(2, 3, 3)), X[0])
-    assert "np.linalg.lstsq(a, y)" in str(e.value)
-
-
 def test_bad_axes_are_refused():
     with pytest.raises(ValueError, match="different batch sizes"):
         ms.vmap(lambda x, y: x + y)(X, X[:4])
@@ -288,7 +280,7 @@ def test_masks_and_sorted_arrays_that_differ_between_examples_are_refused_with_t
 def test_a_length_that_depends_on_each_example_is_refused_with_its_line():
     def positives(x):
         return np.sum(x[x > 0])
-    with pytest.raises(UnsupportedOperationError, match="known only at run time") as e:
+    with pytest.raises(UnsupportedOperationError, match="its own number of elements") as e:
         ms.vmap(positives)(X)
     assert "x[x > 0]" in str(e.value)
 
@@ -354,14 +346,6 @@ def test_a_gradient_through_vmap_of_a_function_with_its_own_rule_uses_the_rule()
     np.testing.assert_allclose(got, np.clip(np.cos(X), -0.5, 0.5))
     shared = ms.grad(lambda w: np.sum(ms.vmap(scaled_sin, in_axes=(None, 0))(w, X)))(X[0])
     np.testing.assert_allclose(shared, np.sum(np.clip(np.cos(X[0] * X), -0.5, 0.5) * X, axis=0))
-
-
-def test_a_random_draw_inside_vmap_is_refused_with_its_line():
-    def noisy(x):
-        return x + np.random.normal(size=3)
-    with pytest.raises(UnsupportedOperationError, match="random draw") as e:
-        ms.vmap(noisy)(X)
-    assert "np.random.normal(size=3)" in str(e.value)
 
 
 SCALE = np.ones(3)

@@ -8,7 +8,9 @@ and index arrays (reads and their scatter adjoints), functions with their own
 derivative rules (``custom_vjp``/``custom_jvp``: their rule runs vmapped under the
 program's gradient), and per-example gradients ``vmap(grad(h))`` of helpers with
 loops, lists read at other indices (list cotangents) included, which the
-program's gradient then differentiates again.
+program's gradient then differentiates again; random draws in the helper (the
+batch draws what a loop of calls draws), np.linalg.lstsq of each example, and a
+boolean mask shared by the batch.
 """
 from __future__ import annotations
 
@@ -111,9 +113,53 @@ def _per_example_grad(g):
     return f"{_spelling(g)}(ms.grad({helper}))({x})"
 
 
+_NOISE = ["np.tanh(a + 0.1 * np.random.randn(N).astype(a.dtype))",
+          "a * np.random.uniform(0.5, 1.5) + np.random.normal(0.0, 0.1, N).astype(a.dtype)",
+          "np.random.seed(3) or a * (np.random.rand(N) + np.random.permutation(N)).astype("
+          "a.dtype)"]
+
+
+def _mapped_noise(g):
+    """A helper drawing noise, mapped: the batch draws what a loop of calls draws (one
+    call of size (B, N), or a loop over the examples for several draws or a seed);
+    seeded first, so plain Python, the compiled code and finite differences agree."""
+    if g.depth:  # a draw inside a loop or branch body is refused
+        raise Reject("draw in a body")
+    x, n = _rows(g)
+    name = g.fresh_name("h")
+    g.add_helper(f"def {name}(a):\n    return {g.choice(_NOISE).replace('N', str(n))}\n")
+    return f"(np.random.seed({g.choice([0, 5])}) or {_spelling(g)}({name})({x}))"
+
+
+def _mapped_lstsq(g):
+    """np.linalg.lstsq of each example: a well-conditioned (n, 2) matrix built from the
+    row (singular values near 1) and the row's sines."""
+    x, n = _rows(g)
+    name = g.fresh_name("h")
+    g.add_helper(f"def {name}(a):\n"
+                 f"    m = np.eye({n}, 2, dtype=a.dtype) + 0.1 * np.tanh(np.outer(a, a[:1] * 0 "
+                 f"+ np.array([1.0, -0.5], dtype=a.dtype)))\n"
+                 f"    return np.linalg.lstsq(m, np.sin(a), rcond=None)[0]\n")
+    return f"{_spelling(g)}({name})({x})"
+
+
+def _mapped_mask(g):
+    """A boolean mask shared by the batch: the same number of elements in each example
+    (x[m], len, np.nonzero), so the selection and its gradient batch."""
+    x, n = _rows(g)
+    keep = [g.coin(0.6) for _ in range(n)]
+    keep[g.rng.randrange(n)] = True
+    mask = "np.array([" + ", ".join(str(k) for k in keep) + "])"
+    name = g.fresh_name("h")
+    body = g.choice(["np.sum(np.sin(a[m])) * a", "a[m] * np.mean(a[m]) / len(a[m])",
+                     "a[np.nonzero(m)[0]] ** 2"])
+    g.add_helper(f"def {name}(a, m):\n    return {body}\n")
+    return f"{_spelling(g)}({name}, in_axes=(0, None))({x}, {mask})"
+
+
 def _vmap(g):
     return g.choice([_mapped_helper, _mapped_conv, _mapped_labels, _mapped_rule,
-                     _per_example_grad])(g)
+                     _per_example_grad, _mapped_noise, _mapped_lstsq, _mapped_mask])(g)
 
 
 RECIPES = {"ad_compiler.api.vmap.vmap": _vmap}

@@ -104,11 +104,20 @@ def like(value, rng):
     if type(value) is float:  # not np.float64, a float subclass that is an array scalar
         return float(draw(rng, ()))
     arr = np.asarray(value)
+    if arr.dtype.kind == "c":  # a complex output (np.fft): a complex cotangent or tangent
+        return (draw(rng, arr.shape) + 1j * draw(rng, arr.shape)).astype(arr.dtype)
     return draw(rng, arr.shape).astype(arr.dtype)
 
 
+def wide(value) -> np.ndarray:
+    """``value`` in float64, or complex128 when it is complex (np.fft's outputs)."""
+    arr = np.asarray(value)
+    return arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
+
+
 def inner(a, b) -> float:
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    """How a cotangent pairs with a value: ``Re(sum(a * b))`` (docs/complex.md)."""
+    return float(np.real(np.sum(wide(a) * wide(b))))
 
 
 # -- finite differences ---------------------------------------------------------------
@@ -141,12 +150,12 @@ def numeric_jvp(fn, values, tangents):
         return [v if t is None else v + sign * EPS * (np.asarray(t) if not isinstance(t, float)
                                                          else t)
                 for v, t in zip(values, tangents)]
-    hi, lo = np.asarray(fn(*moved(1)), np.float64), np.asarray(fn(*moved(-1)), np.float64)
+    hi, lo = wide(fn(*moved(1))), wide(fn(*moved(-1)))
     return (hi - lo) / (2 * EPS)
 
 
 def assert_close(actual, expected, what):
-    actual = np.zeros_like(expected) if actual is None else np.asarray(actual, np.float64)
+    actual = np.zeros_like(expected) if actual is None else wide(actual)
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=what)
 
 

@@ -25,20 +25,14 @@ from ad_compiler.ir.verifier import verify
 BUILT_IN = {n: p for n, p in rules.PRIMITIVES.items() if p.family != "user"}
 SIZE = 3
 
-#: primitives with no batching rule yet, and why (the gap, kept visible)
-NO_RULE = {
-    "lstsq": "np.linalg.lstsq takes one matrix, not a stack",
-    "random": "a random draw: a loop over the examples gets new values for each; vmap "
-              "refuses it",
-    **{name: "lengths known only at run time (ir/dims.py): vmap refuses them"
-       for name in ("broadcast_like", "dim", "nonzero", "reshape_like", "sum_to")},
-}
 #: examples for the primitives whose declarations have none with arrays
 EXTRA = {"zeros_like": [ex((2, 3))], "ones_like": [ex((3,))], "stop_gradient": [ex((2, 3))]}
 #: batched inputs a rule refuses (a located error), by primitive: the refusal's words
-REFUSED = {"searchsorted": "sorted array that differs between examples"}
-#: rules no example can reach: const has no inputs, npscalar takes a Python number
-UNREACHABLE = ["const", "npscalar"]
+REFUSED = {"searchsorted": "sorted array that differs between examples",
+           "nonzero": "its own number of elements"}
+#: rules no example can reach: const and random have no inputs (random draws are checked
+#: against a loop of calls in tests/api/test_vmap_rest.py), npscalar takes a Python number
+UNREACHABLE = ["const", "npscalar", "random"]
 
 
 def _case_id(case):
@@ -109,10 +103,6 @@ def test_batch_rule_matches_a_loop(adcheck, case):
     b, args = adcheck.new_function(f"one_{prim.name}", [AType.of(v) for v in per_example[0]])
     out = b.emit(prim.name, *args, **example.params)
     fn = adcheck.finish(b, f"one_{prim.name}", [out])
-    if out.type.dynamic:  # a length known only at run time: refused, not batched
-        with pytest.raises(UnsupportedOperationError, match="known only at run time"):
-            batch_function(fn, in_axes, [0], SIZE)
-        return
     if prim.name in REFUSED and in_axes[0] is not None:
         with pytest.raises(UnsupportedOperationError, match=REFUSED[prim.name]):
             batch_function(fn, in_axes, [0], SIZE)
@@ -132,10 +122,11 @@ def test_batch_rule_matches_a_loop(adcheck, case):
     assert np.asarray(got).dtype == expected.dtype, f"{prim.name}: batched dtype"
 
 
-def test_primitives_without_a_batching_rule():
-    """The primitives vmap cannot batch yet: exactly those listed (with a reason) in NO_RULE."""
+def test_every_primitive_has_a_batching_rule():
+    """vmap batches every registered primitive (a rule may refuse a case with a located
+    error, as nonzero of a mask that differs between examples)."""
     missing = sorted(n for n, p in BUILT_IN.items() if p.batch_rule is None)
-    assert missing == sorted(NO_RULE), f"without a batching rule: {missing}"
+    assert missing == [], f"without a batching rule: {missing}"
 
 
 def test_every_batching_rule_is_checked():
