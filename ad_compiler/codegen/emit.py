@@ -38,25 +38,29 @@ The tree is built from the standard :mod:`ast` nodes rather than gast: gast's
 version-neutral nodes buy nothing for source generated for the running
 interpreter, and they cost time on every first call (for a 50-op function,
 ``gast.parse`` per op and ``gast.gast_to_ast`` add about 2 ms to the 1.7 ms that
-all of code generation and compilation take). astor writes the source; a small
-subclass of its generator adds comment lines and keeps the parentheses of the
-returned tuple. Long lines are not wrapped: one statement stays one line.
+all of code generation and compilation take). :mod:`.unparse` writes the source as
+astor does, with comment lines and the parentheses of the returned tuple. Long
+lines are not wrapped: one statement stays one line.
 """
 from __future__ import annotations
 
 import ast
 import math
 import os
+import re
 from typing import Callable
 
-import astor
 import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace, one_line
+from ..ir.names import Namespace
 from ..passes.reuse import same_quantity
 from . import constants, floats, tapes
+from .unparse import expression, placeholders, statement, unparse
+
+#: an augmented-assignment in-place form (``{0} += {1}``)
+_AUGMENTED = re.compile(r"\{\d\} [-+*/]= \{\d\}")
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -225,22 +229,30 @@ class EmitContext:
             return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
-        if k is not None:
-            form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
-            source = form(names, **self._params(op)) if callable(form) else form.format(*names)
+        names, inputs = [self.name(v) for v in op.inputs], placeholders(len(op.inputs))
+        if k is not None:  # the template is filled with placeholders, rendered once per text
+            form = prim.inplace[k]
+            source = form(inputs, **self._params(op)) if callable(form) else form.format(*inputs)
             if self.name(op.result) == names[k]:
-                return [ast.parse(source).body[0]]
-            # bound to its own name: h = np.tanh(xw, out=xw); dh *= sub, then d_xw = dh
-            # (an augmented assignment, as fast as it gets, and a name for its result)
-            call = ast.parse(source).body[0]
-            if isinstance(call, ast.Expr) and not callable(form):  # np.f(..., out=x)
-                return [assign([self.name(op.result)], call.value)]
-            if isinstance(call, ast.AugAssign) and isinstance(call.target, ast.Name):
-                return [call, assign([self.name(op.result)], _load(names[k]))]
-            raise IRError(f"codegen: the in-place form {source!r} of {op.prim!r} has no value "
-                          "to name (passes/reuse.py plans it only into the same quantity)")
-        value = self.expr(self._call_source(op, prim), op)
+                return [statement(source, names)]
+            return self._bound(op, form, source, names[k], names)
+        try:
+            value = expression(self._call_source(op, prim, inputs), names)
+        except SyntaxError:
+            source = self._call_source(op, prim, names)
+            raise IRError(f"primitive {op.prim!r} produced invalid Python: {source!r}") from None
         return [assign([self.name(r) for r in op.results], value)]
+
+    def _bound(self, op, form, source: str, buffer: str, names: list) -> list:
+        """An in-place form whose result has its own name: ``h = np.tanh(xw, out=xw)``;
+        ``dh *= sub`` then ``d_xw = dh`` (an augmented assignment, as fast as it gets)."""
+        result = self.name(op.result)
+        if isinstance(form, str) and "out=" in form:        # a ufunc call returns its out
+            return [assign([result], expression(source, names))]
+        if isinstance(form, str) and _AUGMENTED.fullmatch(form):
+            return [statement(source, names), assign([result], _load(buffer))]
+        raise IRError(f"codegen: the in-place form {form!r} of {op.prim!r} has no value to "
+                      "name (passes/reuse.py plans it only into the same quantity)")
 
     # -- expressions -----------------------------------------------------------
     def expr(self, source: str, op=None) -> ast.expr:
@@ -251,8 +263,7 @@ class EmitContext:
             what = f"primitive {op.prim!r}" if op is not None else "codegen"
             raise IRError(f"{what} produced invalid Python: {source!r}") from None
 
-    def _call_source(self, op, prim) -> str:
-        inputs = [self.name(v) for v in op.inputs]
+    def _call_source(self, op, prim, inputs: list) -> str:
         if callable(prim.emit):
             return prim.emit(inputs, **self._params(op))
         n, used = rules.template_fields(prim.emit)
@@ -273,7 +284,7 @@ class EmitContext:
             hint = op.results[0].hint if op.results and op.results[0].hint else op.prim
             source = self.entry(value, scalar_name(value) or f"{hint}_{key}")
         # parenthesised so that substitution never changes precedence (``{p} ** 2``
-        # with p = -2); astor drops the parentheses wherever they are redundant
+        # with p = -2); unparse drops the parentheses wherever they are redundant
         return f"({source})"
 
 
@@ -359,7 +370,7 @@ def _numpy_type(t: type) -> str | None:
 # -- nodes and writing -----------------------------------------------------------
 
 class Comment(ast.stmt):
-    """A ``# text`` line; astor writes it, the compiler never sees a node for it.
+    """A ``# text`` line; :func:`unparse` writes it, the compiler never sees a node for it.
 
     Its text is written through :func:`~ad_compiler.ir.names.one_line`: a file
     name or source line holding a line break stays inside the comment.
@@ -386,23 +397,3 @@ def assign(targets: list, value: ast.expr) -> ast.stmt:
 
 def _load(name: str) -> ast.Name:
     return ast.Name(id=name, ctx=ast.Load())
-
-
-class _Writer(astor.SourceGenerator):
-    """astor's generator plus :class:`Comment` lines and ``return (a,)`` with parentheses."""
-
-    def visit_Comment(self, node):
-        self.statement(node, "# " + one_line(node.text))
-
-    def visit_Return(self, node):
-        if not isinstance(node.value, ast.Tuple):
-            return super().visit_Return(node)
-        elts = node.value.elts
-        self.statement(node, "return (")
-        self.comma_list(elts, len(elts) == 1)
-        self.write(")")
-
-
-def unparse(tree: ast.AST) -> str:
-    """Source of ``tree``; long lines stay whole (one statement per line)."""
-    return astor.to_source(tree, pretty_source="".join, source_generator_class=_Writer)

@@ -58,6 +58,8 @@ def sanitize(hint: str | None) -> str:
     """
     if not hint:
         return "v"
+    if type(hint) is str and hint.isascii() and hint.isidentifier():
+        return hint  # what the steps below make of it
     # NFKC is what Python's parser applies; NFKD then splits accents off letters
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(hint)))
     plain = "".join(_spelled(c) for c in decomposed if not unicodedata.combining(c))
@@ -162,8 +164,9 @@ def expression_hint(prim: str, inputs) -> str:
         v.producer is not None and v.producer.prim == "const")]
     if not parts:
         return prim
-    if prim in _JUXTAPOSED and len(parts) == 2 and all(len(p) <= 3 for p in parts):
-        return parts[0] + parts[1]
+    if prim in _JUXTAPOSED and len(parts) == 2 and all(
+            len(p) <= 3 and not (len(p) > 1 and p[0] == "d") for p in parts):
+        return parts[0] + parts[1]   # not an adjoint's name: dp * p is no "dpp"
     if prim == "transpose" and len(parts[0]) <= 3:
         return parts[0] + "T"
     if prim == "getitem" and len(parts) > 1:
