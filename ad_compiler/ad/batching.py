@@ -46,6 +46,7 @@ from ..ir.clone import clone_block
 from ..ir.control import build_for, free_values
 from ..ir.core import AType, Block, Function, ListType, Op, Value
 from ..ir.dims import HINT, is_dynamic
+from ..ir.names import built_hint
 
 
 class BatchBuilder(Builder):
@@ -144,7 +145,7 @@ def _batch_ops(b, ops, env: dict, axes: dict, draws=()) -> None:
         env[id(op.result)] = out
         if out_ax is not None:
             axes[id(out)] = out_ax
-        if op.result.hint and out.producer is not None and out.hint == op.prim:
+        if op.result.hint and out.producer is not None and built_hint(out):
             out.hint = op.result.hint
 
 

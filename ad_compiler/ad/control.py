@@ -26,6 +26,7 @@ from ..ir.builder import fit
 from ..ir.clone import clone_block
 from ..ir.control import INT, build_for, build_if, free_values
 from ..ir.core import AType, Block, ListType, Op, Value
+from ..ir.names import adjoint_hint
 
 
 def _float(v: Value) -> bool:
@@ -39,7 +40,7 @@ def _float(v: Value) -> bool:
 
 def _zeros(b, v: Value) -> Value:
     if v.type.weak:  # a Python number's cotangent stays a Python float
-        return b.const(0.0, hint="d" + (v.hint or "v"))
+        return b.const(0.0, hint=adjoint_hint(v))
     return zero_cotangent(b, v)
 
 
@@ -100,7 +101,7 @@ def vjp_if(b, op, cts, active) -> None:
         return emit
     with b.at(op.loc):
         new = build_if(b, op.inputs[0], branch(op.regions[0]), branch(op.regions[1]),
-                       hints=["d" + (t.hint or "v") for t in targets])
+                       hints=[adjoint_hint(t) for t in targets])
     for t, ct in zip(targets, new):
         accumulate(b, cts, t, ct)
 
@@ -215,7 +216,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
                 yield_seeds[slot[j]] = ct_carried[pos]
             for pos, ct in enumerate(list_seeds):
                 if ct is not None:
-                    hint = "d" + (region.results[k + pos].hint or "v")
+                    hint = adjoint_hint(region.results[k + pos])
                     yield_seeds[k + pos] = b.list_get(ct, i, hint=hint)
             got = _replay(b, Block(args=list(region.args), ops=region.ops,
                                    results=region.results), vmap, yield_seeds,
@@ -228,9 +229,11 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
                        for a, c in zip(acc, captures)]
             items = [_item_ct(b, got, vmap, group) for _, group in listed.values()]
             return new_ct + new_acc, items
-        out = build_for(b, n, ct_init + acc_init, body, reverse=reverse,
-                        hints=["d" + (body_args[j].hint or "v") for j in carried]
-                        + ["d" + (c.hint or "v") for c in captures])
+        # the backward loop counts the user's iterations: it keeps the loop variable's name
+        user_index = index.hint if index.hint not in (None, "n_iter", "_") else "i"
+        out = build_for(b, n, ct_init + acc_init, body, reverse=reverse, index_hint=user_index,
+                        hints=[adjoint_hint(body_args[j]) for j in carried]
+                        + [adjoint_hint(c) for c in captures])
     if out:
         _tape_instead_of_recompute(op, region, out[0].producer.regions[0], info)
     for pos, j in enumerate(carried):
@@ -239,7 +242,7 @@ def _loop_vjp(b, op, cts, active, *, n, init, region, index, reverse) -> None:
     for c, ct in zip(captures, out[len(carried):state]):
         accumulate(b, cts, c, ct)
     for (lst, _), ct in zip(listed.values(), out[state:]):
-        ct.hint = "d" + (lst.hint or "list")
+        ct.hint = adjoint_hint(lst)
         accumulate(b, cts, lst, ct)
 
 
@@ -316,7 +319,8 @@ def _add_into(b, acc, ct, v):
     """``acc + ct`` for an accumulated cotangent of ``v``; a slice's adjoint is added
     into ``acc`` itself (rules.ACCUMULATE_INTO), not into a fresh zero array."""
     merged = merge_into(b, acc, ct)
-    return merged if merged is not None else add_cotangents(b, acc, _as_ct(b, ct, v))
+    return merged if merged is not None else add_cotangents(b, acc, _as_ct(b, ct, v),
+                                                             hint=acc.hint)
 
 
 def _tape_instead_of_recompute(fwd_op, fwd_region, bwd_region, info) -> None:

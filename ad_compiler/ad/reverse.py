@@ -25,6 +25,7 @@ from ..errors import AdCompilerError, located
 from ..ir.builder import Builder
 from ..ir.clone import clone_block
 from ..ir.core import Block, Function, ListType, Value
+from ..ir.names import adjoint_hint, built_hint
 from ..stages import stage
 
 ONES, ARG, NONE = "ones", "arg", "none"
@@ -97,6 +98,8 @@ def accumulate(b, cts: dict, v: Value, ct: Value) -> None:
     merged = merge_into(b, old, ct)
     if merged is None:
         merged = merge_into(b, ct, old)
+    if merged is not None and built_hint(merged):
+        merged.hint = _dname(v)
     cts[id(v)] = merged if merged is not None else add_cotangents(b, old, ct, hint=_dname(v))
 
 
@@ -116,11 +119,16 @@ def merge_into(b, acc: Value, contribution: Value):
     """``acc + contribution`` as one update of ``acc`` when the contribution is an
     update of fresh zeros (``rules.ACCUMULATE_INTO``); None otherwise."""
     into = rules.ACCUMULATE_INTO.get(getattr(contribution.producer, "prim", None))
-    return into(b, acc, contribution) if into is not None else None
+    if into is None:
+        return None
+    out = into(b, acc, contribution)
+    if out is not None and built_hint(out):  # the accumulator, one update later: dx[i] += g keeps dx
+        out.hint = acc.hint
+    return out
 
 
 def _dname(v: Value) -> str:
-    return "d" + (v.hint or "v")
+    return adjoint_hint(v)
 
 
 def backprop_block(b, block: Block, cts: dict, active: set) -> None:
@@ -164,7 +172,7 @@ def real_part(b, ct: Value, primal: Value) -> Value:
 
 def _name_cotangent(ct: Value, primal: Value) -> None:
     """Give a freshly computed cotangent the name ``d<primal>`` (``dx`` for ``x``)."""
-    if ct.producer is not None and ct.hint == ct.producer.prim:
+    if built_hint(ct):  # an intermediate of the rule: named after what it is
         ct.hint = _dname(primal)
 
 

@@ -100,7 +100,7 @@ class Primitive:
         Derived from the template: ``{0} + {1}`` gives ``{0} += {1}`` (and
         ``np.add({0}, {1}, out={1})``), a NumPy ufunc call ``np.exp({0})`` gives
         ``np.exp({0}, out={0})``. Empty for anything else. Codegen uses a form only
-        when that input's buffer is dead after the op (codegen/inplace.py).
+        when passes/reuse.py marks the op (that input's buffer is dead after it).
         """
         if self._inplace is None:
             self._inplace = derive_inplace(self.emit) if isinstance(self.emit, str) else {}

@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import math
 import os
+import re
 from typing import Callable
 
 import numpy as np
@@ -54,8 +55,12 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
-from . import coalesce, floats, inplace, module, tapes
+from ..passes.reuse import same_quantity
+from . import coalesce, constants, floats, module, tapes
 from .unparse import expression, placeholders, statement, unparse
+
+#: an augmented-assignment in-place form (``{0} += {1}``)
+_AUGMENTED = re.compile(r"\{\d\} [-+*/]= \{\d\}")
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -65,7 +70,7 @@ def to_source(fn, comments: bool = True, reuse_buffers: bool = True) -> tuple[st
     """The Python source of ``fn`` and the namespace dict it must run in (the entries
     it reads: codegen/module.py writes them as the module's header).
 
-    With ``reuse_buffers``, elementwise ops write into dead buffers (codegen/inplace.py).
+    With ``reuse_buffers``, the ops passes/reuse.py marks write into dead buffers.
     """
     ctx = EmitContext(fn, comments, reuse_buffers)
     tree = ast.Module(body=[ctx.function_def()], type_ignores=[])
@@ -98,11 +103,12 @@ class EmitContext:
         self._names: dict[int, str] = {}
         self._entries: dict[int, str] = {}
         self._last_where = None
-        # id(op) -> input whose buffer takes the result
-        self._reuse = inplace.plan(fn) if reuse_buffers else {}
+        # id(op) -> input whose buffer takes the result (passes/reuse.py)
+        self._reuse = fn.reuse if reuse_buffers else {}
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
         self._on_floats, self._absorbed = floats.plan(fn)
+        self._inline = constants.plan(fn)  # constants, read where used
         # values a loop or branch hands on share one name (codegen/coalesce.py)
         self._groups = coalesce.plan(fn, self._named_otherwise(), self._buffer_of())
         self._group_names: dict = {}
@@ -115,10 +121,10 @@ class EmitContext:
     # -- names -----------------------------------------------------------------
     def _named_otherwise(self) -> set:
         """Ids of the values whose name is not their own: written in place, aliases,
-        written by their float()."""
+        written by their float(), constants read where used (codegen/constants.py)."""
         ops = [op for op in self.fn.body.walk() if id(op) in self._reuse
                or id(op) in self._absorbed] + [op for op in self.fn.body.ops if _is_alias(op)]
-        return {id(v) for op in ops for v in op.results}
+        return {id(v) for op in ops for v in op.results} | set(self._inline)
 
     def _buffer_of(self) -> dict:
         """``id(result) -> input`` for the results written in place under the name of
@@ -142,13 +148,21 @@ class EmitContext:
         for op in block.ops:
             if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
                 continue
+            if op.results and id(op.results[0]) in self._inline:  # codegen/constants.py
+                text = self._inline[id(op.result)]
+                if text is constants.ENTRY:  # "(name)" or a long literal in parentheses
+                    text = self._param(op, "value")
+                    text = text[1:-1] if text[1:-1].isidentifier() else text
+                self._names[id(op.result)] = text
+                continue
             if block is self.fn.body and _is_alias(op):
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
                 continue
             k = self._reuse.get(id(op))
-            for v in op.results:  # an op writing in place keeps its buffer's name
-                self._names[id(v)] = self._value_name(v) if k is None else \
-                    self._value_name(v, self._names[id(op.inputs[k])])
+            for v in op.results:  # in place into the same quantity: the buffer's name
+                same = k is not None and same_quantity(op.inputs[k], v)
+                self._names[id(v)] = self._value_name(
+                    v, self._names[id(op.inputs[k])] if same else None)
             for region in op.regions:
                 self._name_block(region)
 
@@ -157,6 +171,20 @@ class EmitContext:
             return self._names[id(value)]
         except KeyError:
             raise IRError(f"codegen: {value!r} is used but not defined in {self.fn.name}") from None
+
+    def value_names(self) -> list:
+        """``(value, name)`` for every value written to a name, in the order of the IR."""
+        out = []
+
+        def visit(block):
+            values = list(block.args)
+            for op in block.ops:
+                values.extend(op.results)
+                for region in op.regions:
+                    visit(region)
+            out.extend((v, self._names[id(v)]) for v in values if id(v) in self._names)
+        visit(self.fn.body)
+        return out
 
     def fresh(self, hint: str | None) -> str:
         """A new local name (loop counters, lists of saved values ...)."""
@@ -222,8 +250,8 @@ class EmitContext:
             return special(op, self)
         if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
             return []
-        if id(op) in self._absorbed:
-            return []  # written by the float() of it (codegen/floats.py)
+        if id(op) in self._absorbed or op.results and id(op.results[0]) in self._inline:
+            return []  # written by the float() of it, or where it is used
         if id(op) in self._on_floats:
             template, x = self._on_floats[id(op)]
             return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
@@ -232,15 +260,27 @@ class EmitContext:
         names, inputs = [self.name(v) for v in op.inputs], placeholders(len(op.inputs))
         if k is not None:  # the template is filled with placeholders, rendered once per text
             form = prim.inplace[k]
-            source = form(inputs, **{p: self._param(op, p) for p in op.params}) \
-                if callable(form) else form.format(*inputs)
-            return [statement(source, names)]
+            source = form(inputs, **self._params(op)) if callable(form) else form.format(*inputs)
+            if self.name(op.result) == names[k]:
+                return [statement(source, names)]
+            return self._bound(op, form, source, names[k], names)
         try:
             value = expression(self._call_source(op, prim, inputs), names)
         except SyntaxError:
             source = self._call_source(op, prim, names)
             raise IRError(f"primitive {op.prim!r} produced invalid Python: {source!r}") from None
         return [assign([self.name(r) for r in op.results], value)]
+
+    def _bound(self, op, form, source: str, buffer: str, names: list) -> list:
+        """An in-place form whose result has its own name: ``h = np.tanh(xw, out=xw)``;
+        ``dh *= sub`` then ``d_xw = dh`` (an augmented assignment, as fast as it gets)."""
+        result = self.name(op.result)
+        if isinstance(form, str) and "out=" in form:        # a ufunc call returns its out
+            return [assign([result], expression(source, names))]
+        if isinstance(form, str) and _AUGMENTED.fullmatch(form):
+            return [statement(source, names), assign([result], _load(buffer))]
+        raise IRError(f"codegen: the in-place form {form!r} of {op.prim!r} has no value to "
+                      "name (passes/reuse.py plans it only into the same quantity)")
 
     # -- expressions -----------------------------------------------------------
     def expr(self, source: str, op=None) -> ast.expr:
@@ -253,13 +293,17 @@ class EmitContext:
 
     def _call_source(self, op, prim, inputs: list) -> str:
         if callable(prim.emit):
-            return prim.emit(inputs, **{k: self._param(op, k) for k in op.params})
+            return prim.emit(inputs, **self._params(op))
         n, used = rules.template_fields(prim.emit)
         missing = [k for k in used if k not in op.params]
         if missing or n != len(inputs):
             raise IRError(f"codegen: a {op.prim!r} op with {len(inputs)} inputs and params "
                           f"{sorted(op.params)} does not fit its template {prim.emit!r}")
         return prim.emit.format(*inputs, **{k: self._param(op, k) for k in used})
+
+    def _params(self, op) -> dict:
+        """The params of ``op`` as source."""
+        return {k: self._param(op, k) for k in op.params}
 
     def _param(self, op, key: str) -> str:
         value = op.params[key]

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import InvalidOperandError, UnsupportedSyntaxError
 from ..ir.control import build_for, build_while
 from ..ir.core import Block, Value
+from ..ir.names import rename
 from .comprehensions import DataDependentLength
 from .carry import CarryLifter, Retry, ShapeChange, index_hint, stackable, zeros_tree
 from .desugar import BROKE, CONTINUED, RESULT
@@ -315,9 +316,9 @@ class LoopLifter(CarryLifter):
             results = build_while(b, plan.inits, lambda b, args: self._test(plan, before, args),
                                   lambda b, args: body(args[0] if plan.counter else None, args),
                                   hints=plan.hints)
-        for region in b.block.ops[-1].regions:  # region arguments named as the variables
-            for arg, hint in zip(region.args[len(region.args) - len(plan.hints):], plan.hints):
-                arg.hint = hint
+        regions = b.block.ops[-1].regions
+        for region in regions:  # region arguments named as the variables
+            rename(region.args[len(region.args) - len(plan.hints):], plan.hints, regions)
         return results, stacked
 
     def _test(self, plan, before, args):

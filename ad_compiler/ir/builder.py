@@ -19,6 +19,7 @@ from ..ad import rules
 from ..errors import SourceLoc
 from . import dims
 from .core import AType, Block, Op, Value
+from .names import expression_hint
 
 
 class _At:
@@ -62,7 +63,7 @@ class Builder:
             inputs = tuple(self.emit("cast", v, dtype=v.type.dtype) if v.type.weak else v
                            for v in inputs)
         out_type = dims.infer(p, [v.type for v in inputs], params, self.loc)
-        result = Value(out_type, hint or prim)
+        result = Value(out_type, hint or expression_hint(prim, inputs))
         op = Op(prim, list(inputs), dict(params), [result], [], self.loc)
         result.producer = op
         self.block.ops.append(op)

@@ -179,6 +179,9 @@ class Function:
     name: str
     body: Block
     loc: SourceLoc | None = None
+    #: id(op) -> k for the ops that write their result into input k's buffer, set by
+    #: the last pass (passes/reuse.py); the IR itself stays SSA and free of it
+    reuse: dict = field(default_factory=dict)
 
     @property
     def args(self) -> list:

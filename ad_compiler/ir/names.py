@@ -126,3 +126,91 @@ class Namespace:
         self._counts[base] = n
         self._used.add(name)
         return name
+
+
+def stem(hint: str | None) -> str:
+    """The quantity a hint names: its identifier without ``_N`` suffixes (``dx_2`` is
+    ``dx``), so that two values with one stem are one quantity at two moments.
+
+    >>> stem('dx_2'), stem('sum__1'), stem(None)
+    ('dx', 'sum', 'v')
+    """
+    return re.sub(r"(_\d+|_)+$", "", sanitize(hint)) or "v"
+
+
+#: products, written as juxtaposition when their operands have short names: x @ w is xw
+_JUXTAPOSED = {"mul", "matmul"}
+#: the longest name built from an expression
+_MAX_BUILT = 20
+
+
+def expression_hint(prim: str, inputs) -> str:
+    """The hint of an intermediate value with no name of its own, built from the names
+    of its operands (constants left out): ``x @ w`` is ``xw``, ``np.tanh(xw)`` is
+    ``tanh_xw``, ``x.T`` is ``xT``, ``xs[t]`` is ``xs_t``. A name longer than 20 characters keeps the innermost
+    part of its first operand's (``1 - square_tanh_logits`` is ``sub_tanh_logits``); ``prim``
+    itself when no operand has a name.
+
+    >>> from ad_compiler.ir.core import AType, Value
+    >>> import numpy as np
+    >>> f64 = AType((2,), np.dtype("float64"))
+    >>> x, w = Value(f64, "x"), Value(f64, "w")
+    >>> expression_hint("matmul", [x, w]), expression_hint("tanh", [x])
+    ('xw', 'tanh_x')
+    >>> expression_hint("sub", [Value(f64, "square_tanh_logits")]), expression_hint("add", [])
+    ('sub_tanh_logits', 'add')
+    """
+    parts = [stem(v.hint) for v in inputs if v.hint and not (
+        v.producer is not None and v.producer.prim == "const")]
+    if not parts:
+        return prim
+    if prim in _JUXTAPOSED and len(parts) == 2 and all(
+            len(p) <= 3 and not (len(p) > 1 and p[0] == "d") for p in parts):
+        return parts[0] + parts[1]   # not an adjoint's name: dp * p is no "dpp"
+    if prim == "transpose" and len(parts[0]) <= 3:
+        return parts[0] + "T"
+    if prim == "getitem" and len(parts) > 1:
+        return "_".join(parts)[:_MAX_BUILT]
+    name = "_".join([prim, *parts])
+    if len(name) <= _MAX_BUILT:
+        return name
+    pieces = parts[0].split("_")  # the innermost operands of the first: sub_tanh_xy
+    for k in range(len(pieces)):
+        name = "_".join([prim, *pieces[k:]])
+        if len(name) <= _MAX_BUILT:
+            return name
+    return prim
+
+
+def built_hint(v) -> bool:
+    """Whether ``v``'s hint is the one its op gave it (its primitive's name or
+    :func:`expression_hint`), not a name of the user's."""
+    op = v.producer
+    return op is not None and v.hint is not None and len(op.results) == 1 and (
+        v.hint == op.prim or v.hint == expression_hint(op.prim, op.inputs))
+
+
+def adjoint_hint(v) -> str:
+    """The hint of the adjoint of ``v``: ``dx`` for ``x``, ``d_xw`` for a name built
+    from an expression (``xw``, :func:`expression_hint`), ``dv`` for no hint."""
+    hint = v.hint or "v"
+    return ("d_" if built_hint(v) and hint != v.producer.prim else "d") + hint
+
+
+def rename(values, hints, blocks) -> None:
+    """Give ``values`` their ``hints``, and the values of ``blocks`` whose names were built
+    from them (:func:`expression_hint`) names built from the new ones: a loop body
+    lifted with its arguments named after their initial values reads ``wh``, not ``wh0``."""
+    built = [op for block in blocks for op in block.walk()
+             if len(op.results) == 1 and built_hint(op.result) and op.result.hint != op.prim]
+    for v, hint in zip(values, hints):
+        v.hint = hint
+    for op in built:
+        op.result.hint = expression_hint(op.prim, op.inputs)
+
+
+def same_quantity(buffer, result) -> bool:
+    """Whether ``result``, written into ``buffer``'s memory (passes/reuse.py), may take
+    its name: one hint names both (the user's variable rebound, ``x = x * 2``; a
+    gradient accumulated, ``dx += dx_1``). The IR text and the source both follow it."""
+    return buffer.hint is not None and buffer.hint == result.hint

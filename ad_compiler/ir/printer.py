@@ -18,18 +18,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .names import Namespace, one_line
+from .names import Namespace, one_line, same_quantity
 
 
 class _Names:
-    def __init__(self):
+    def __init__(self, reuse=None):
         self.ns = Namespace()
         self.names: dict[int, str] = {}
+        self.reuse = reuse or {}   # passes/reuse.py: id(op) -> input k
 
     def __call__(self, value) -> str:
         key = id(value)
         if key not in self.names:
-            self.names[key] = self.ns.fresh(value.hint)
+            op, k = value.producer, None
+            if op is not None and len(op.results) == 1:
+                k = self.reuse.get(id(op))
+            if k is not None and same_quantity(op.inputs[k], value):
+                self.names[key] = self(op.inputs[k])[1:]  # as codegen: dx += dx_1
+            elif op is not None and op.prim == "const":  # codegen reads it where used
+                self.names[key] = self.ns.fresh(f"{value.hint or 'c'}_value")
+            else:
+                self.names[key] = self.ns.fresh(value.hint)
         return "%" + self.names[key]
 
 
@@ -43,10 +52,13 @@ def format_param(value) -> str:
     return repr(value)
 
 
-def _op_line(op, names) -> str:
+def _op_line(op, names, reuse=None) -> str:
+    reuse = reuse or {}
     results = ", ".join(names(v) for v in op.results)
     inputs = ", ".join(names(v) for v in op.inputs)
     params = ", ".join(f"{k}={format_param(v)}" for k, v in op.params.items())
+    if id(op) in reuse:  # passes/reuse.py: the input whose buffer takes the result
+        params += (", " if params else "") + f"out={names(op.inputs[reuse[id(op)]])}"
     body = op.prim + (" " + inputs if inputs else "")
     if params:
         body += (" " if not inputs else " ") + "{" + params + "}"
@@ -58,25 +70,25 @@ def _op_line(op, names) -> str:
     return one_line(f"{text:<40}{comment}")
 
 
-def _block_lines(block, names, indent) -> list[str]:
+def _block_lines(block, names, indent, reuse=None) -> list[str]:
     pad = "  " * indent
     lines = []
     for op in block.ops:
-        lines.append(pad + _op_line(op, names))
+        lines.append(pad + _op_line(op, names, reuse))
         for i, region in enumerate(op.regions):
             args = ", ".join(f"{names(a)}: {a.type}" for a in region.args)
             lines.append(f"{pad}  region {i}({args}) {{")
-            lines.extend(_block_lines(region, names, indent + 2))
+            lines.extend(_block_lines(region, names, indent + 2, reuse))
             lines.append(f"{pad}    " + format_block_yield(region, names))
             lines.append(f"{pad}  }}")
     return lines
 
 
 def format_function(fn) -> str:
-    names = _Names()
+    names = _Names(fn.reuse)
     args = ", ".join(f"{names(a)}: {a.type}" for a in fn.args)
     lines = [one_line(f"func {fn.name}({args}) {{")]
-    lines.extend(_block_lines(fn.body, names, 1))
+    lines.extend(_block_lines(fn.body, names, 1, fn.reuse))
     lines.append("  return " + ", ".join(names(v) for v in fn.outputs))
     lines.append("}")
     return "\n".join(lines)

@@ -470,7 +470,7 @@ ADVANCED_UPDATE_EXAMPLES = [
 ]
 
 # Statement forms that write an update's result into its input 0 (codegen's buffer
-# reuse, codegen/inplace.py): ``form(input_sources, *, index) -> statement``, with the
+# reuse, passes/reuse.py): ``form(input_sources, *, index) -> statement``, with the
 # index param as literal source, as a callable emit receives it. Each does what the
 # primitive's ``rt`` helper does after its copy.
 INPLACE_FORMS = {

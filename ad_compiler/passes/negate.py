@@ -26,6 +26,7 @@ negation never becomes a large one::
 from __future__ import annotations
 
 from ..ir.core import Function
+from ..ir.names import expression_hint
 from .rewrite import rewrite
 
 _THROUGH = {"mul": (0, 1), "div": (0,)}
@@ -105,7 +106,8 @@ def _through(b, op, inputs, absorbed):
         # or where every use of the result absorbs it
         if inner is not None and (op.result.type.size <= inner.type.size
                                   or id(op.result) in absorbed):
-            new = _emit(b, op, op.prim, inputs[:i] + [inner] + inputs[i + 1:], hint=op.prim)
+            ins = inputs[:i] + [inner] + inputs[i + 1:]
+            new = _emit(b, op, op.prim, ins, hint=expression_hint(op.prim, ins))
             if new is not None:
                 return [b.emit("neg", new, hint=op.result.hint)]
     return None
@@ -129,7 +131,7 @@ def _reduce(b, op, inputs):
     inner = _unneg(inputs[0])
     if inner is None or op.result.type.size >= inner.type.size:
         return None
-    new = _emit(b, op, op.prim, [inner], hint=op.prim)
+    new = _emit(b, op, op.prim, [inner], hint=expression_hint(op.prim, [inner]))
     if new is None:
         return None
     out = b.emit("sub", b.const(0.0), new, hint=op.result.hint)

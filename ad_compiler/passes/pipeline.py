@@ -20,10 +20,11 @@ from .loops import simplify_loops
 from .negate import negate
 from .operands import scalar_operands
 from .pyfloats import python_floats
+from .reuse import reuse_buffers
 from .simplify import simplify
 
 PIPELINE = [fold, simplify, negate, dce, algebra, simplify_loops, fold, simplify, python_floats,
-            scalar_operands, licm, cse, dce, fresh_outputs]
+            scalar_operands, licm, cse, dce, fresh_outputs, reuse_buffers]
 
 
 def optimize(fn: Function, passes=PIPELINE) -> Function:

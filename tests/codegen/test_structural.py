@@ -62,7 +62,7 @@ def test_regions_nest(ir, test_if):
     fn = ir.finish(b, outer)
     for flags in [(True, True), (True, False), (False, True)]:
         compiled = ir.check(fn, *flags, ir.rng.normal(size=2))
-    assert "        if q:\n            cos = np.cos(x)\n" in compiled.source
+    assert "        if q:\n            cos_x = np.cos(x)\n" in compiled.source
     assert "        else:\n            inner = x\n" in compiled.source
 
 

@@ -53,10 +53,10 @@ func loss(%x: f32[2,3], %w: f32[3,4], %b: f32[4], %target: f32[2,4]) {{
   %h_1 = add %h, %b                         # f32[2,4]  @{file}:{bias}
   %pred = tanh %h_1                         # f32[2,4]  @{file}:{y}
   %err = sub %pred, %target                 # f32[2,4]  @{file}:{err}
-  %mul = mul %err, %err                     # f32[2,4]  @{file}:{total}
-  %total = sum %mul {{axis=1, keepdims=False}}  # f32[2]  @{file}:{total}
-  %mean = mean %total {{axis=None, keepdims=False}}  # f32[]  @{file}:{ret}
-  return %mean
+  %errerr = mul %err, %err                  # f32[2,4]  @{file}:{total}
+  %total = sum %errerr {{axis=1, keepdims=False}}  # f32[2]  @{file}:{total}
+  %mean_total = mean %total {{axis=None, keepdims=False}}  # f32[]  @{file}:{ret}
+  return %mean_total
 }}
 """
 
@@ -99,11 +99,11 @@ class Block(nn.Cell):
 
 GOLDEN_BLOCK = """
 func Block(%x: f32[4,3], %gate_w: f32[3], %bias: f32[3]) {{
-  %c = const {{value=2}}                      # int  @{file}:{scaled}
-  %x_1 = mul %x, %c                         # f32[4,3]  @{file}:{scaled}
+  %c_value = const {{value=2}}                # int  @{file}:{scaled}
+  %x_1 = mul %x, %c_value                   # f32[4,3]  @{file}:{scaled}
   %y = mul %x_1, %gate_w                    # f32[4,3]  @{file}:{gated}
-  %add = add %y, %bias                      # f32[4,3]  @{file}:{out}
-  %y_1 = sub %add, %gate_w                  # f32[4,3]  @{file}:{out}
+  %add_y_bias = add %y, %bias               # f32[4,3]  @{file}:{out}
+  %y_1 = sub %add_y_bias, %gate_w           # f32[4,3]  @{file}:{out}
   return %y_1, %bias
 }}
 """

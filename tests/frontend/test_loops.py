@@ -305,7 +305,7 @@ def test_ten_thousand_iterations_compile_fast_and_run_as_a_loop(flow):
     compiled = compile_function(lifted.function)
     assert time.perf_counter() - start < 0.5
     assert len(list(lifted.function.body.walk())) < 20
-    assert "for i in range(n):" in compiled.source
+    assert "for i in range(10000):" in compiled.source
     flow.check(long_scalar_loop, 2.0)
 
 
@@ -437,10 +437,9 @@ def loop_and_branch(x, w):
         # test_loops.py:{z}: z = w @ h
         z = w @ h
         # test_loops.py:{cond}: if np.sum(z) > 0:
-        sum_ = z.sum(axis=None, keepdims=False)
-        c = 0
-        greater = sum_ > c
-        if greater:
+        sum_z = z.sum(axis=None, keepdims=False)
+        greater_sum_z = sum_z > 0
+        if greater_sum_z:
             # test_loops.py:{then}: h = np.tanh(z)
             h = np.tanh(z)
         else:

@@ -239,8 +239,8 @@ def test_float32_stays_float32():
 
 def test_generated_code_reads_through_the_mask_and_scatters_back():
     src = ms.adjoint_source(sum_of_positives_squared, X1)
-    assert "gather = x[greater]" in src
-    assert "[greater] += " in src
+    assert "gather_x_greater_x = x[greater_x]" in src
+    assert "dx[greater_x] += " in src
 
 
 def test_ir_prints_a_run_time_length_as_a_question_mark():

@@ -147,7 +147,7 @@ def test_generated_source_reads_like_numpy():
         return _w(np.roll(np.flip(x, 1), 2, axis=0) + np.tile(x, (1, 1)))
     source = adjoint_source(f, "f64[3,4]")
     assert "flip = x[:, ::-1]" in _lines(source), source
-    assert "roll = np.roll(flip, (2,), axis=(0,))" in _lines(source), source
+    assert "roll_flip = np.roll(flip, (2,), axis=(0,))" in _lines(source), source
     assert "np.tile(x, (1, 1))" in source, source
     assert "np.roll(" in source.split("np.tile(x, (1, 1))")[1], "the adjoint rolls back"
 

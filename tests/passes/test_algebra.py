@@ -3,6 +3,8 @@ be wrong, and leaves gradients equal to central finite differences (float64) and
 float32 in float32. Generated source is inspected to see which rewrite fired."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -96,8 +98,11 @@ def test_shift_float32_stays_float32(f, args):
 def test_softmax_xent_adjoint_reads_like_the_hand_written_one():
     src = ms.adjoint_source(softmax_xent, Z, LABELS)
     function = src[src.index("\ndef "):]
-    body = [ln for ln in function.splitlines()[2:] if not ln.strip().startswith("#")]
-    assert len(body) == 11, src       # one statement per op, no stabiliser gradient
+    # one statement per op, no stabiliser gradient; ``div = sum_dlog_p`` after
+    # ``sum_dlog_p /= sum_exp_s`` names a result written in place, it is no op
+    body = [ln for ln in function.splitlines()[2:] if not ln.strip().startswith("#")
+            and not re.fullmatch(r"\s+\w+ = \w+", ln)]
+    assert len(body) == 10, src        # the constant is read where it is used
     assert "m = z.max(axis=1, keepdims=True)" in src and "s = z - m" in src
 
 
@@ -433,7 +438,7 @@ def test_a_square_is_a_product_shared_with_x_times_x():
     x = RNG.standard_normal(6)
     src = check(f, x)
     assert "**" not in _code(src), src
-    assert _code(src).count("x * x") == 1, src
+    assert len(re.findall(r"\bx \* x\b", _code(src))) == 1, src
     check_float32(f, x)
 
 
@@ -443,7 +448,7 @@ def test_a_reciprocal_times_a_value_is_one_division():
     x, w = RNG.standard_normal(4), RNG.standard_normal(4)
     src = check(f, x, w, pos=1)
     code = _code(src)
-    assert _divisions(src) == 1 and ("cos /=" in code or "cos / " in code), src   # cos(w) / (1 + x*x)
+    assert _divisions(src) == 1 and re.search(r"cos\w* /=? ", code), src   # cos(w) / (1 + x*x)
     check_float32(lambda w, x: f(x, w), w, x)
 
 
@@ -451,6 +456,8 @@ def test_the_elementwise_chain_takes_no_more_numpy_calls_than_this():
     from benchmarks.workloads import elementwise_chain
     x = RNG.standard_normal(10)
     src = check(elementwise_chain, x)
-    statements = [ln for ln in _code(src).splitlines()[1:-1] if "= f64_" not in ln]
+    # the names of results written in place (``dx = mul_pow_scalar_x``) are no calls
+    statements = [ln for ln in _code(src).splitlines()[1:-1] if "= f64_" not in ln
+                  and not re.fullmatch(r"\s+\w+ = \w+", ln)]
     assert len(statements) <= 18, src
     check_float32(elementwise_chain, x)

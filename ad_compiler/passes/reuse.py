@@ -3,10 +3,20 @@
 At large sizes the cost of an adjoint is dominated by allocating (and faulting
 in) a fresh array per op. When an input of an elementwise op is an array this
 function allocated itself, is not needed after the op, and shares its memory
-with no value that is still needed, the op can write into it: ``dx += dy``,
-``np.exp(t, out=t)``. The IR stays SSA; only the generated Python reuses names.
+with no value that is still needed, the op can write into it. The IR stays SSA:
+:func:`reuse_buffers`, the last pass, records such an op in ``Function.reuse``
+(the IR text shows it as ``{out=%name}``, the input whose buffer takes the result),
+and codegen writes it in place, still one name per value::
 
-Rules (for ops of the function's top-level block; regions are left alone):
+    %h = tanh %matmul {out=%matmul}       ->   h = np.tanh(matmul, out=matmul)
+    %dx_2 = add %dx, %dx_1 {out=%dx}      ->   dx += dx_1
+
+The result keeps its buffer's name only when both are the same quantity (one
+hint names both, :func:`same_quantity`), so a name never stands for two quantities. A statement-only form (``dx[i] += g``) is
+used only then, or into an empty accumulator (``zeros``/``zeros_like``), which takes
+the result's hint: ``dx = np.zeros_like(x); dx[i] += g``.
+
+Rules (for ops of the function's top-level block and the bodies of ``for`` loops):
 
 * a *buffer* is a value produced here by a primitive that allocates (not an
   argument, not a ``const`` from the namespace, not a ``view`` primitive's result,
@@ -26,12 +36,50 @@ Rules (for ops of the function's top-level block; regions are left alone):
 """
 from __future__ import annotations
 
+import re
+
 from ..ad import rules
 from ..ir import dims
 from ..ir.control import free_values
 from ..ir.core import AType, Block, Function
+from ..ir.names import same_quantity
 
 _END = float("inf")
+
+#: producers of an empty accumulator, which may take the name of what is added into it
+_EMPTY = {"zeros", "zeros_like", "full", "full_like"}
+
+
+def reuse_buffers(fn: Function) -> Function:
+    """``fn`` with ``fn.reuse``: ``{id(op): k}`` for the ops that write their result into
+    input ``k``'s buffer. The ops are left as they are: an optimised function may be
+    inlined into another one (a gradient called inside a differentiated function),
+    where other buffers are dead."""
+    reuse = plan(fn)
+    fn.reuse = {id(op): reuse[id(op)] for op in fn.body.walk()
+                if id(op) in reuse and _truthful(op, reuse[id(op)])}
+    return fn
+
+
+def statement_only(form) -> bool:
+    """Whether the in-place ``form`` is a statement with no value (``x[i] += v``),
+    not a call returning the buffer (``np.exp(x, out=x)``) or ``x op= y``."""
+    return callable(form) or re.fullmatch(r"\{\d\} [-+*/]= \{\d\}", form) is None \
+        and "out=" not in form
+
+
+def _truthful(op, k: int) -> bool:
+    """Whether the result can be written into input ``k`` with one name per quantity."""
+    buffer = op.inputs[k]
+    if same_quantity(buffer, op.result):
+        return True
+    if not statement_only(rules.get(op.prim).inplace[k]):
+        return True   # bound to its own name: h = np.tanh(matmul, out=matmul)
+    producer = buffer.producer
+    if producer is not None and producer.prim in _EMPTY:
+        buffer.hint = op.result.hint   # dx = np.zeros_like(x); dx[i] += g
+        return True
+    return False
 
 
 def plan(fn: Function) -> dict[int, int]:
