@@ -431,9 +431,8 @@ import numpy as np
 
 def loop_and_branch(x, w):
     # test_loops.py:{line}: for t in range(4):
-    n = 4
     h = x
-    for t in range(n):
+    for t in range(4):
         # test_loops.py:{z}: z = w @ h
         z = w @ h
         # test_loops.py:{cond}: if np.sum(z) > 0:
