@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..ad.rules import ex, lowering, primitive, PRIMITIVES
+from ..ad.rules import PRIMITIVES, ex, lowering, primitive, register_lowering
 from ..ir.core import AType
 
 _F64 = np.dtype(np.float64)
@@ -106,21 +106,32 @@ for _name, (_twin, _domain) in {**UNARY, **BINARY}.items():
     _fields = ", ".join(f"{{{i}}}" for i in range(_arity))
     primitive(f"math_{_name}", emit=f"math.{_name}({_fields})", infer=_number_infer,
               vjp=_delegate_vjp(_twin), jvp=_delegate_jvp(_twin), batch=_twin_batch(_twin),
-              examples=_EXAMPLES[_arity], domain=_domain, family="math",
-              aliases=(getattr(math, _name),), dynamic=False)
+              examples=_EXAMPLES[_arity], domain=_domain, family="math", dynamic=False)
 
 for _name in INTEGRAL:
     primitive(f"math_{_name}", emit=f"math.{_name}({{0}})", infer=_int_infer, nondiff=True,
-              examples=[ex(float)], family="math", aliases=(getattr(math, _name),),
-              dynamic=False)
+              examples=[ex(float)], family="math", dynamic=False)
+
+
+def _named_lowering(name: str):
+    """``math.<name>(...)``: the ``math_<name>`` primitive, its result named ``name``."""
+    def lower(b, *args):
+        return b.emit(f"math_{name}", *(b.const(a) for a in args), hint=name)
+    lower.__name__ = f"lower_math_{name}"
+    return lower
+
+
+for _name in (*UNARY, *BINARY, *INTEGRAL):
+    if _name != "log":
+        register_lowering(getattr(math, _name), _named_lowering(_name))
 
 
 @lowering(math.log)
 def lower_log(b, x, base=None):
     """``math.log(x, base)`` is ``math.log(x) / math.log(base)``, as CPython computes it
     (a base of 1 divides by zero: ``ZeroDivisionError``, as in Python)."""
-    out = b.emit("math_log", b.const(x))
-    return out if base is None else b.div(out, b.emit("math_log", b.const(base)))
+    out = b.emit("math_log", b.const(x), hint="log")
+    return out if base is None else b.div(out, b.emit("math_log", b.const(base), hint="log"))
 
 
 def _hypot_vjp(b, ct, out, *xs):
@@ -152,5 +163,5 @@ primitive("math_hypot", emit=lambda srcs: f"math.hypot({', '.join(srcs)})", impl
 def lower_hypot(b, *coordinates):
     """``math.hypot(*coordinates)``: the Euclidean norm, computed by ``math.hypot`` itself."""
     if len(coordinates) < 2:  # math.hypot() is 0.0, math.hypot(x) is math.fabs(x) exactly
-        return b.emit("math_fabs", b.const(coordinates[0])) if coordinates else 0.0
-    return b.emit("math_hypot", *(b.const(c) for c in coordinates))
+        return b.emit("math_fabs", b.const(coordinates[0]), hint="hypot") if coordinates else 0.0
+    return b.emit("math_hypot", *(b.const(c) for c in coordinates), hint="hypot")
