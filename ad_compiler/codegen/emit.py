@@ -55,7 +55,7 @@ import numpy as np
 from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace, one_line
-from . import floats, inplace, tapes
+from . import inplace, tapes
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -99,8 +99,7 @@ class EmitContext:
         # id(op) -> input whose buffer takes the result
         self._reuse = inplace.plan(fn) if reuse_buffers else {}
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
-        # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
-        self._on_floats, self._absorbed = floats.plan(fn)
+        self._unread = _unread_effects(fn)
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;
         # reserved, so no namespace entry can overwrite the function
@@ -112,8 +111,6 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._ns.fresh(v.hint)
         for op in block.ops:
-            if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
-                continue
             if block is self.fn.body and _is_alias(op):
                 self._names[id(op.result)] = self._names[id(op.inputs[0])]
                 continue
@@ -194,11 +191,6 @@ class EmitContext:
             return special(op, self)
         if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
             return []
-        if id(op) in self._absorbed:
-            return []  # written by the float() of it (codegen/floats.py)
-        if id(op) in self._on_floats:
-            template, x = self._on_floats[id(op)]
-            return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         if k is not None:
@@ -207,6 +199,8 @@ class EmitContext:
                 if callable(form) else form.format(*names)
             return [ast.parse(source).body[0]]
         value = self.expr(self._call_source(op, prim), op)
+        if id(op) in self._unread:  # np.random.seed(3): a statement, no name for its None
+            return [assign([], value)]
         return [assign([self.name(r) for r in op.results], value)]
 
     # -- expressions -----------------------------------------------------------
@@ -336,6 +330,26 @@ def comment_text(loc) -> str:
     text = loc.text.strip()
     head = f"{os.path.basename(loc.file)}:{loc.line}"
     return f"{head}: {text}" if text else head
+
+
+def _unread_effects(fn) -> set:
+    """ids of the ops kept only for their effect (``np.random.seed``) or for the exception
+    they raise where the user's call would (``math.log(x)``): no op reads their result,
+    so they are written as statements."""
+    uses: dict = {}
+    _count_uses(fn.body, uses)
+    return {id(op) for op in fn.body.walk() if rules.must_run(op)
+            and not any(uses.get(id(r)) for r in op.results)}
+
+
+def _count_uses(block, uses: dict) -> None:
+    for v in block.results:
+        uses[id(v)] = uses.get(id(v), 0) + 1
+    for op in block.ops:
+        for v in op.inputs:
+            uses[id(v)] = uses.get(id(v), 0) + 1
+        for region in op.regions:
+            _count_uses(region, uses)
 
 
 def assign(targets: list, value: ast.expr) -> ast.stmt:

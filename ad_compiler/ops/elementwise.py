@@ -83,8 +83,7 @@ def _maybe(t, fn):
     return None if t is None else fn(t)
 
 
-def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=(),
-          on_floats=""):
+def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=()):
     """Declare a one-input elementwise primitive; ``scale(b, g, out, x, **params)`` is g*f'(x)."""
     def vjp(b, ct, out, x, **params):
         return (scale(b, ct, out, x, **params),)
@@ -94,7 +93,7 @@ def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=
         return None if t[0] is None else expand_like(b, scale(b, t[0], out, x, **params), out)
 
     return primitive(name, emit=emit, infer=elementwise(name), vjp=vjp, jvp=jvp, family=F,
-                     examples=examples, domain=domain, aliases=aliases, on_floats=on_floats)
+                     examples=examples, domain=domain, aliases=aliases)
 
 
 def binary(name, emit, scales, *, examples=BINARY_EXAMPLES, domain="real", aliases=()):
@@ -215,14 +214,12 @@ unary("neg", "-{0}", lambda b, g, out, x: b.neg(g), aliases=(np.negative, operat
 unary("exp", "np.exp({0})", lambda b, g, out, x: b.mul(g, out), aliases=(np.exp,))
 unary("log", "np.log({0})", lambda b, g, out, x: b.div(g, x), domain="positive",
       aliases=(np.log,))
-# on_floats: what the user's math.sin computes, without a NumPy call (raises for inf)
-unary("sin", "np.sin({0})", lambda b, g, out, x: b.mul(g, b.cos(x)), aliases=(np.sin,),
-      on_floats="math.sin({0})")
+unary("sin", "np.sin({0})", lambda b, g, out, x: b.mul(g, b.cos(x)), aliases=(np.sin,))
 unary("cos", "np.cos({0})", lambda b, g, out, x: b.neg(b.mul(g, b.sin(x))),
-      aliases=(np.cos,), on_floats="math.cos({0})")
+      aliases=(np.cos,))
 unary("tanh", "np.tanh({0})",
       lambda b, g, out, x: b.mul(g, b.sub(b.const(1), b.square(out))),
-      aliases=(np.tanh,), on_floats="math.tanh({0})")
+      aliases=(np.tanh,))
 # 1 / (1 + exp(-x)) is exact for every x: exp overflows to inf only where the
 # result is 0 anyway; the tanh form would lose relative precision for x << 0.
 unary("sigmoid", "1 / (1 + np.exp(-{0}))",

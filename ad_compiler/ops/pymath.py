@@ -55,12 +55,14 @@ def _check_numbers(types) -> None:
             raise ValueError(f"math functions take one-element real numbers, got {t}")
 
 
-def _number_infer(*types):
+def _number_infer(*types, checked=True):
+    """A Python float; ``checked=False`` marks a recomputation in an adjoint, which may be
+    dropped when unused (the forward call already raised or did not: rules.must_run)."""
     _check_numbers(types)
     return _PYFLOAT
 
 
-def _int_infer(t):
+def _int_infer(t, *, checked=True):
     _check_numbers((t,))
     return _PYINT
 
@@ -74,7 +76,7 @@ def _float64(b, v):
 
 
 def _delegate_vjp(twin: str):
-    def vjp(b, ct, out, *xs):
+    def vjp(b, ct, out, *xs, checked=True):
         rule = PRIMITIVES[twin].vjp
         cts = rule(b, _float64(b, ct), _float64(b, out), *(_float64(b, x) for x in xs))
         return tuple(None if c is None else b.fit(c, x) for c, x in zip(cts, xs))
@@ -82,7 +84,7 @@ def _delegate_vjp(twin: str):
 
 
 def _delegate_jvp(twin: str):
-    def jvp(b, tangents, out, *xs):
+    def jvp(b, tangents, out, *xs, checked=True):
         rule = PRIMITIVES[twin].jvp
         t = rule(b, tuple(None if t is None else _float64(b, t) for t in tangents),
                  _float64(b, out), *(_float64(b, x) for x in xs))
@@ -92,25 +94,52 @@ def _delegate_jvp(twin: str):
 
 def _twin_batch(twin: str):
     """Under vmap the numbers of the examples are an array: the NumPy twin computes them."""
-    def batch(b, axes, *xs):
+    def batch(b, axes, *xs, checked=True):
         rule = PRIMITIVES[twin].batch_rule
         return rule(b, axes, *(x if ax is not None or b.type_of(x).weak
                                else b.cast(x, dtype=_F64) for x, ax in zip(xs, axes)))
     return batch
 
 
+def _on_floats(name: str, d):
+    """The VJP and JVP of ``math.<name>`` from ``d(b, out, x)``, its derivative in Python-float
+    arithmetic that never raises where the forward call did not (``math.cos`` of the finite
+    ``x`` ``math.sin`` took): scalar code's adjoint stays on Python floats."""
+    def vjp(b, ct, out, x, checked=True):
+        return (b.fit(b.mul(ct, d(b, out, x)), x),)
+
+    def jvp(b, tangents, out, x, checked=True):
+        return None if tangents[0] is None else b.pyfloat(_float64(b, b.mul(tangents[0], d(b, out, x))))
+    return vjp, jvp
+
+
+def _recomputed(b, name, x):
+    return b.emit(f"math_{name}", x, checked=False, hint=name)
+
+
+#: derivatives computed on Python floats: ``math.sin`` -> ``math.cos(x)`` ...
+ON_FLOATS = {
+    "sin": lambda b, out, x: _recomputed(b, "cos", x),
+    "cos": lambda b, out, x: b.neg(_recomputed(b, "sin", x)),
+    "tanh": lambda b, out, x: b.sub(b.const(1.0), b.mul(out, out)),
+    "exp": lambda b, out, x: out,
+}
+
 _EXAMPLES = {1: [ex(float), ex(())], 2: [ex(float, float), ex((), float)]}
 
 for _name, (_twin, _domain) in {**UNARY, **BINARY}.items():
     _arity = 2 if _name in BINARY else 1
     _fields = ", ".join(f"{{{i}}}" for i in range(_arity))
+    _vjp, _jvp = _on_floats(_name, ON_FLOATS[_name]) if _name in ON_FLOATS else \
+        (_delegate_vjp(_twin), _delegate_jvp(_twin))
     primitive(f"math_{_name}", emit=f"math.{_name}({_fields})", infer=_number_infer,
-              vjp=_delegate_vjp(_twin), jvp=_delegate_jvp(_twin), batch=_twin_batch(_twin),
-              examples=_EXAMPLES[_arity], domain=_domain, family="math", dynamic=False)
+              vjp=_vjp, jvp=_jvp, batch=_twin_batch(_twin),
+              examples=_EXAMPLES[_arity], domain=_domain, family="math", dynamic=False,
+              raises=True)
 
 for _name in INTEGRAL:
     primitive(f"math_{_name}", emit=f"math.{_name}({{0}})", infer=_int_infer, nondiff=True,
-              examples=[ex(float)], family="math", dynamic=False)
+              examples=[ex(float)], family="math", dynamic=False, raises=True)
 
 
 def _named_lowering(name: str):
@@ -134,7 +163,7 @@ def lower_log(b, x, base=None):
     return out if base is None else b.div(out, b.emit("math_log", b.const(base), hint="log"))
 
 
-def _hypot_vjp(b, ct, out, *xs):
+def _hypot_vjp(b, ct, out, *xs, checked=True):
     """``x_i / hypot`` for each coordinate; 0 at the origin (as ``abs'(0)``)."""
     r = _float64(b, out)
     safe = b.where(b.equal(r, b.const(0.0)), b.const(1.0), r)
@@ -142,7 +171,7 @@ def _hypot_vjp(b, ct, out, *xs):
     return tuple(b.fit(b.mul(scale, _float64(b, x)), x) for x in xs)
 
 
-def _hypot_jvp(b, tangents, out, *xs):
+def _hypot_jvp(b, tangents, out, *xs, checked=True):
     r = _float64(b, out)
     safe = b.where(b.equal(r, b.const(0.0)), b.const(1.0), r)
     terms = [b.mul(_float64(b, t), _float64(b, x)) for t, x in zip(tangents, xs) if t is not None]
@@ -154,8 +183,10 @@ def _hypot_jvp(b, tangents, out, *xs):
     return b.pyfloat(b.div(total, safe))
 
 
-primitive("math_hypot", emit=lambda srcs: f"math.hypot({', '.join(srcs)})", impl=math.hypot,
+primitive("math_hypot", emit=lambda srcs, **_: f"math.hypot({', '.join(srcs)})",
+          impl=lambda *xs, checked=True: math.hypot(*xs),
           infer=_number_infer, vjp=_hypot_vjp, jvp=_hypot_jvp, family="math", dynamic=False,
+          raises=True,
           examples=[ex(float, float), ex(float, float, float), ex((), float)])
 
 

@@ -13,7 +13,7 @@ computed once instead of once per step. Before/after::
 """
 from __future__ import annotations
 
-from ..ad.rules import has_effect
+from ..ad.rules import must_run
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
 
@@ -42,7 +42,7 @@ def _invariants(body: Block) -> list:
     local = {id(a) for a in body.args}
     moved, kept = [], []
     for op in body.ops:
-        if op.regions or has_effect(op) or any(id(v) in local for v in op.inputs):
+        if op.regions or must_run(op) or any(id(v) in local for v in op.inputs):
             kept.append(op)
             local.update(id(r) for r in op.results)
             local.update(_defined_inside(op))
