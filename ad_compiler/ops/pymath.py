@@ -137,9 +137,18 @@ for _name, (_twin, _domain) in {**UNARY, **BINARY}.items():
               examples=_EXAMPLES[_arity], domain=_domain, family="math", dynamic=False,
               raises=True)
 
+def _integral_batch(twin: str):
+    """Under vmap: the NumPy twin's whole numbers, as the ints the examples' calls give."""
+    def batch(b, axes, x, checked=True):
+        out, ax = _twin_batch(twin)(b, axes, x)
+        return b.cast(out, dtype=np.dtype(np.int64)), ax
+    return batch
+
+
 for _name in INTEGRAL:
     primitive(f"math_{_name}", emit=f"math.{_name}({{0}})", infer=_int_infer, nondiff=True,
-              examples=[ex(float)], family="math", dynamic=False, raises=True)
+              examples=[ex(float)], family="math", dynamic=False, raises=True,
+              batch=_integral_batch(_name))
 
 
 def _named_lowering(name: str):
@@ -183,10 +192,24 @@ def _hypot_jvp(b, tangents, out, *xs, checked=True):
     return b.pyfloat(b.div(total, safe))
 
 
+def _hypot_batch(b, axes, *xs, checked=True):
+    """Under vmap: ``np.hypot`` folded over the coordinates."""
+    rule = PRIMITIVES["hypot"].batch_rule
+    xs = [x if ax is not None or b.type_of(x).weak else b.cast(x, dtype=_F64)
+          for x, ax in zip(xs, axes)]
+    out, ax = xs[0], axes[0]
+    for x, x_ax in zip(xs[1:], axes[1:]):
+        if ax is None and x_ax is None:
+            out = b.emit("hypot", out, x)
+        else:
+            out, ax = rule(b, (ax, x_ax), out, x)
+    return out, ax
+
+
 primitive("math_hypot", emit=lambda srcs, **_: f"math.hypot({', '.join(srcs)})",
           impl=lambda *xs, checked=True: math.hypot(*xs),
           infer=_number_infer, vjp=_hypot_vjp, jvp=_hypot_jvp, family="math", dynamic=False,
-          raises=True,
+          raises=True, batch=_hypot_batch,
           examples=[ex(float, float), ex(float, float, float), ex((), float)])
 
 

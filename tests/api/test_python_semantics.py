@@ -407,3 +407,13 @@ def test_a_seed_is_a_statement():
         lines = [line.strip() for line in source.splitlines()]
         assert "np.random.seed(3)" in lines
         assert not any(line.endswith("= np.random.seed(3)") for line in lines)
+
+
+def math_per_example(x):
+    return x * math.sin(x[0]) + math.hypot(x[1], 2.0) + math.floor(x[0] * 3.0)
+
+
+def test_math_functions_batch_under_vmap():
+    xs = np.array([[0.3, 1.2], [0.7, -0.4]])
+    np.testing.assert_allclose(ms.vmap(math_per_example)(xs),
+                               np.stack([math_per_example(x) for x in xs]), rtol=1e-14)
