@@ -354,6 +354,13 @@ def must_run(op) -> bool:
     return prim is not None and (prim.effect or prim.raises and op.params.get("checked", True))
 
 
+def stays_in_loop(op) -> bool:
+    """Whether ``op`` must stay inside the loop that runs it: it has an effect, or it may
+    raise (even a recomputation: a loop that runs no iteration must not raise)."""
+    prim = PRIMITIVES.get(op.prim)
+    return prim is not None and (prim.effect or prim.raises)
+
+
 def exact_type(value) -> bool:
     """Whether ``value``'s type came from running NumPy itself (an infer rule marked
     ``infer.exact = True``): a Python number there is what NumPy really returns."""

@@ -2,7 +2,8 @@
 
 An op in a loop body whose inputs are all defined outside the loop gives the
 same value in every iteration (all ops are pure); it moves to just before the
-loop. Inner loops are treated first, so invariants move out as far as they can.
+loop, unless it has an effect or may raise (``math.sqrt``: a loop that runs no
+iteration must not raise). Inner loops are treated first, so invariants move out as far as they can.
 Adjoints of loops profit most: ``w.T`` in the backward sweep of ``w @ h`` is
 computed once instead of once per step. Before/after::
 
@@ -13,7 +14,7 @@ computed once instead of once per step. Before/after::
 """
 from __future__ import annotations
 
-from ..ad.rules import must_run
+from ..ad.rules import stays_in_loop
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
 
@@ -42,7 +43,7 @@ def _invariants(body: Block) -> list:
     local = {id(a) for a in body.args}
     moved, kept = [], []
     for op in body.ops:
-        if op.regions or must_run(op) or any(id(v) in local for v in op.inputs):
+        if op.regions or stays_in_loop(op) or any(id(v) in local for v in op.inputs):
             kept.append(op)
             local.update(id(r) for r in op.results)
             local.update(_defined_inside(op))
