@@ -268,14 +268,15 @@ class BuiltinLifter:
         return self.b.not_equal(v, self.b.const(zero), hint="bool_")
 
     def _scalar(self, v: Value, what: str) -> Value:
-        """The number ``float(v)``, ``int(v)`` or a ``math`` function converts: ``v`` itself
-        when 0-d; a one-element array where the installed NumPy converts it (a TypeError,
-        as NumPy's, elsewhere)."""
+        """The number ``float(v)``, ``int(v)``, ``bool(v)`` or a ``math`` function converts:
+        ``v`` itself when 0-d; a one-element array where the installed NumPy converts it
+        (a TypeError, as NumPy's, elsewhere; ``bool`` takes any one-element array)."""
         t = v.type
         if t.shape == ():
             return v
-        if getattr(t, "size", 0) != 1 or not _CONVERTS_ONE_ELEMENT:
-            which = "one-element" if _CONVERTS_ONE_ELEMENT else "0-dimensional"
+        converts = _CONVERTS_ONE_ELEMENT or what == "bool"
+        if getattr(t, "size", 0) != 1 or not converts:
+            which = "one-element" if converts else "0-dimensional"
             raise UnsupportedOperationError(
                 f"{what}() of an array of type {t}: only {which} arrays can be "
                 "converted to Python scalars (NumPy raises TypeError)",

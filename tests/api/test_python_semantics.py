@@ -417,3 +417,28 @@ def test_math_functions_batch_under_vmap():
     xs = np.array([[0.3, 1.2], [0.7, -0.4]])
     np.testing.assert_allclose(ms.vmap(math_per_example)(xs),
                                np.stack([math_per_example(x) for x in xs]), rtol=1e-14)
+
+
+def conversions(x):
+    return float(x[:1]) if bool(x[:1]) else int(x[:1]) * 1.0
+
+
+def test_one_element_conversions_follow_numpy():
+    x = np.array([0.5, 2.0])
+    want = _outcome(conversions, x)
+    if want[0] == "raises":  # NumPy 2.4 and later: float() of a 1-d array raises
+        with pytest.raises(TypeError, match="0-dimensional"):
+            ms.grad(conversions)(x)
+    else:
+        assert ms.value_and_grad(conversions)(x)[0] == want[2]
+
+
+def truth_of_one_element(x):
+    return x * 2.0 if bool(x[:1] > 0.0) else x
+
+
+def test_bool_of_a_one_element_array_is_numpys():
+    x = np.array([0.5, 2.0])
+    value, grad = ms.value_and_grad(lambda v: np.sum(truth_of_one_element(v)))(x)
+    assert value == np.sum(truth_of_one_element(x))
+    np.testing.assert_allclose(grad, [2.0, 2.0])
