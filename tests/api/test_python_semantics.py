@@ -442,3 +442,35 @@ def test_bool_of_a_one_element_array_is_numpys():
     value, grad = ms.value_and_grad(lambda v: np.sum(truth_of_one_element(v)))(x)
     assert value == np.sum(truth_of_one_element(x))
     np.testing.assert_allclose(grad, [2.0, 2.0])
+
+
+def test_the_cached_gradient_raises_at_an_input_outside_the_domain():
+    vg = ms.value_and_grad(m_sqrt)
+    assert vg(2.0)[0] == math.sqrt(2.0)
+    for _ in range(2):  # the general path, then the fast path of the cache
+        with pytest.raises(ValueError, match="^math domain error$"):
+            vg(-1.0)
+    assert vg(4.0) == (2.0, 0.25)
+
+
+def test_the_fuzz_oracle_expects_pythons_exception():
+    from tests.fuzz.oracle import check
+    from tests.fuzz.program import HEADER, Program
+    source = HEADER + "\n\ndef f(x, s):\n    return x * math.log(s)\n"
+    ok = check(Program(0, source, (np.array([1.0, 2.0]), 2.0), (np.array([1.0, 2.0]), -3.0)),
+               higher=False)
+    assert ok.kind == "ok", ok.detail
+
+
+def test_the_fuzz_oracle_flags_a_number_or_another_exception_where_python_raises():
+    from tests.fuzz.oracle import Failure, check_same_exception
+    raised = ValueError("math domain error")
+
+    def returns(*args):
+        return float("nan")
+
+    def raises_other(*args):
+        raise OverflowError("math range error")
+    for vg in (returns, raises_other):
+        with pytest.raises(Failure):
+            check_same_exception(vg, (), raised, "at the second input")
