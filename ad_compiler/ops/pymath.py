@@ -146,8 +146,10 @@ def _integral_batch(twin: str):
 
 
 for _name in INTEGRAL:
+    # math.trunc needs __trunc__, which a 0-d array lacks (as in Python: a TypeError)
     primitive(f"math_{_name}", emit=f"math.{_name}({{0}})", infer=_int_infer, nondiff=True,
-              examples=[ex(float)], family="math", dynamic=False, raises=True,
+              examples=[ex(float)] + ([ex(())] if _name != "trunc" else []), family="math",
+              dynamic=False, raises=True,
               batch=_integral_batch(_name))
 
 

@@ -410,7 +410,8 @@ def test_a_seed_is_a_statement():
 
 
 def math_per_example(x):
-    return x * math.sin(x[0]) + math.hypot(x[1], 2.0) + math.floor(x[0] * 3.0)
+    return x * math.sin(x[0]) + math.hypot(x[1], 2.0) + math.floor(x[0] * 3.0) \
+        - math.trunc(x[1] * 2.0) + math.ceil(x[0])
 
 
 def test_math_functions_batch_under_vmap():
