@@ -33,7 +33,7 @@ def _removes(block: Block, live: set) -> bool:
     ``block`` uses to ``live``, as the sweep does while it removes nothing)."""
     live.update(id(v) for v in block.results)
     for op in reversed(block.ops):
-        if not any(id(r) in live for r in op.results) and not has_effect(op):
+        if not any(id(r) in live for r in op.results) and not must_run(op):
             return True
         if op.prim in ("for", "while") and any(
                 id(r) not in live for r in op.results[op.params["n_carried"]:]):
