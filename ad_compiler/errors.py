@@ -16,6 +16,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
+
 from .ir.names import one_line
 
 
@@ -113,6 +115,10 @@ class NestingTooDeepError(AdCompilerError, RecursionError):
 
 class InvalidOperandError(AdCompilerError, ValueError):
     """Operands that cannot be combined, found at compile time (shapes, lengths, values)."""
+
+
+class InvalidAxisError(InvalidOperandError, np.exceptions.AxisError):
+    """An axis out of bounds for the array it names, where NumPy raises its ``AxisError``."""
 
 
 class UnresolvedAttributeError(AdCompilerError, AttributeError):

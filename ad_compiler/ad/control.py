@@ -63,6 +63,15 @@ def _as_ct(b, ct, v: Value, like: Value | None = None) -> Value:
     return b.pyfloat(fit(b, ct, AType((), ct.type.dtype)))
 
 
+def _unchecked(block: Block) -> None:
+    """Mark the recomputed calls that raise where Python raises (``math.sqrt``) as
+    recomputations: the forward already made them, an unused copy may be dropped."""
+    for op in block.walk():
+        prim = rules.PRIMITIVES.get(op.prim)
+        if prim is not None and prim.raises:
+            op.params = {**op.params, "checked": False}
+
+
 def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) -> dict:
     """Recompute ``block`` into ``b`` (with ``vmap`` for its args), then back-propagate
     ``seeds`` (one cotangent or None per yield) to its args and ``targets``. Returns the
@@ -71,6 +80,7 @@ def _replay(b, block: Block, vmap: dict, seeds: list, targets: list, info=None) 
     start = len(b.block.ops)
     outs = clone_block(b, block, vmap)
     replayed = Block(ops=b.block.ops[start:])
+    _unchecked(replayed)
     if info is not None:
         info.update(ops=list(replayed.ops), vmap=vmap)
     cts: dict = {}
@@ -358,8 +368,8 @@ def _read_back(fwd_op, fwd_region, value, like, index, loc) -> list:
     """The ops that read ``value`` (stacked by the forward loop) in iteration ``index``
     of the backward sweep, as a value of ``like``'s type; the last one gives it.
 
-    A float64 number the forward body converts to a Python float (``math.exp(x)`` is
-    ``float(np.exp(x))``) is stacked as that Python float: the forward's NumPy scalar
+    A float64 number the forward body converts to a Python float (``float(np.exp(x))``)
+    is stacked as that Python float: the forward's NumPy scalar
     is then used once only, and the sweep's arithmetic on it can stay on Python floats
     (passes/pyfloats.py).
     """

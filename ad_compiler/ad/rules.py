@@ -72,13 +72,12 @@ class Primitive:
     static: tuple = ()             # names of params, for documentation/validation
     effect: bool = False           # reads and advances state outside the function
     #                                (np.random): never folded, merged, hoisted or dropped
+    raises: bool = False           # raises where the user's call raises (math.sqrt(-1.0)):
+    #                                run even when its result is unused, never hoisted
     family: str = ""
     batch: Callable | None = None  # batching rule for vmap (see the module docstring)
     globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
-    on_floats: str = ""            # the same function on a Python float, giving a Python
-    #                                float (``math.sin({0})``): codegen uses it for
-    #                                ``float(op)`` of a Python float (codegen/floats.py)
     _impl: Callable | None = None
     _defaults: dict | None = None
     _inplace: dict | None = None
@@ -166,7 +165,7 @@ def family_batch(family: str, make: Callable) -> None:
 def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nondiff=False,
               examples=(), domain="real", aliases=(), family="", impl=None,
               array_inputs=False, view=False, inplace=None, globals=None,
-              dynamic=None, effect=False, batch=None, on_floats="") -> Primitive:
+              dynamic=None, effect=False, batch=None, raises=False) -> Primitive:
     """Declare a primitive; see the module docstring.
 
     ``array_inputs=True`` says the template calls methods on its inputs
@@ -196,9 +195,11 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
     it may be a callable ``emit(input_sources: list[str], **param_sources) -> str``;
     then ``impl`` must be given too.
 
-    ``on_floats`` (optional): a template computing the same number on a Python float
-    as a Python float, raising only where the user's ``math`` call would
-    (``math.sin({0})``); ``float(op)`` of a Python float is emitted with it.
+    ``raises=True`` says the op raises an exception where the user's Python does
+    (``math.sqrt`` of a negative number): the passes never drop it, even when nothing
+    reads its result, nor hoist it out of a loop (see :func:`must_run`). Its ``infer``
+    takes a param ``checked=True``; an adjoint's recomputation of a forward op sets it
+    to False (that call already ran), so an unused copy is dropped.
 
     ``dynamic`` says whether inputs may have a dimension known only at run time
     (``None``, see ``ir/dims.py``): ``True`` (its ``infer`` is run on probe
@@ -212,7 +213,7 @@ def primitive(name: str, emit: str, infer: Callable, vjp=None, jvp=None, *, nond
         raise ValueError(f"primitive {name!r}: a callable emit needs an explicit impl")
     prim = Primitive(name, emit, infer, vjp, jvp, nondiff, list(examples), domain, family=family,
                      array_inputs=array_inputs, view=view, globals=dict(globals or {}),
-                     effect=effect, batch=batch, on_floats=on_floats, _impl=impl,
+                     effect=effect, batch=batch, raises=raises, _impl=impl,
                      _inplace=inplace,
                      dynamic=(family == "elementwise") if dynamic is None else dynamic)
     PRIMITIVES[name] = prim
@@ -344,6 +345,20 @@ def has_effect(op) -> bool:
     """Whether ``op`` must run exactly where and as often as written (``effect=True``)."""
     prim = PRIMITIVES.get(op.prim)
     return prim is not None and prim.effect
+
+
+def must_run(op) -> bool:
+    """Whether ``op`` must run where the user's code runs it even if nothing reads its
+    result: it has an effect, or it raises where the user's call would."""
+    prim = PRIMITIVES.get(op.prim)
+    return prim is not None and (prim.effect or prim.raises and op.params.get("checked", True))
+
+
+def stays_in_loop(op) -> bool:
+    """Whether ``op`` must stay inside the loop that runs it: it has an effect, or it may
+    raise (even a recomputation: a loop that runs no iteration must not raise)."""
+    prim = PRIMITIVES.get(op.prim)
+    return prim is not None and (prim.effect or prim.raises)
 
 
 def exact_type(value) -> bool:

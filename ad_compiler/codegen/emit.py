@@ -56,7 +56,7 @@ from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
 from ..passes.reuse import same_quantity
-from . import coalesce, constants, floats, module, tapes
+from . import coalesce, constants, module, tapes
 from .unparse import expression, placeholders, statement, unparse
 
 #: an augmented-assignment in-place form (``{0} += {1}``)
@@ -106,8 +106,7 @@ class EmitContext:
         # id(op) -> input whose buffer takes the result (passes/reuse.py)
         self._reuse = fn.reuse if reuse_buffers else {}
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
-        # float(f(x)) of a Python float as math.f(x) (codegen/floats.py)
-        self._on_floats, self._absorbed = floats.plan(fn)
+        self._unread = _unread_effects(fn)
         self._inline = constants.plan(fn)  # constants, read where used
         # values a loop or branch hands on share one name (codegen/coalesce.py)
         self._groups = coalesce.plan(fn, self._named_otherwise(), self._buffer_of())
@@ -121,9 +120,9 @@ class EmitContext:
     # -- names -----------------------------------------------------------------
     def _named_otherwise(self) -> set:
         """Ids of the values whose name is not their own: written in place, aliases,
-        written by their float(), constants read where used (codegen/constants.py)."""
-        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse
-               or id(op) in self._absorbed] + [op for op in self.fn.body.ops if _is_alias(op)]
+        constants read where used (codegen/constants.py)."""
+        ops = [op for op in self.fn.body.walk() if id(op) in self._reuse] \
+            + [op for op in self.fn.body.ops if _is_alias(op)]
         return {id(v) for op in ops for v in op.results} | set(self._inline)
 
     def _buffer_of(self) -> dict:
@@ -146,8 +145,6 @@ class EmitContext:
         for v in block.args:
             self._names[id(v)] = self._value_name(v)
         for op in block.ops:
-            if id(op) in self._absorbed:  # never written: its float() is (codegen/floats.py)
-                continue
             if op.results and id(op.results[0]) in self._inline:  # codegen/constants.py
                 text = self._inline[id(op.result)]
                 if text is constants.ENTRY:  # "(name)" or a long literal in parentheses
@@ -250,11 +247,8 @@ class EmitContext:
             return special(op, self)
         if _is_alias(op) and self._names[id(op.result)] == self._names[id(op.inputs[0])]:
             return []
-        if id(op) in self._absorbed or op.results and id(op.results[0]) in self._inline:
-            return []  # written by the float() of it, or where it is used
-        if id(op) in self._on_floats:
-            template, x = self._on_floats[id(op)]
-            return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
+        if op.results and id(op.results[0]) in self._inline:
+            return []  # written where it is used
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
         names, inputs = [self.name(v) for v in op.inputs], placeholders(len(op.inputs))
@@ -269,6 +263,8 @@ class EmitContext:
         except SyntaxError:
             source = self._call_source(op, prim, names)
             raise IRError(f"primitive {op.prim!r} produced invalid Python: {source!r}") from None
+        if id(op) in self._unread:  # np.random.seed(3): a statement, no name for its None
+            return [assign([], value)]
         return [assign([self.name(r) for r in op.results], value)]
 
     def _bound(self, op, form, source: str, buffer: str, names: list) -> list:
@@ -412,6 +408,26 @@ def comment_text(loc) -> str:
     text = loc.text.strip()
     head = f"{os.path.basename(loc.file)}:{loc.line}"
     return f"{head}: {text}" if text else head
+
+
+def _unread_effects(fn) -> set:
+    """ids of the ops kept only for their effect (``np.random.seed``) or for the exception
+    they raise where the user's call would (``math.log(x)``): no op reads their result,
+    so they are written as statements."""
+    uses: dict = {}
+    _count_uses(fn.body, uses)
+    return {id(op) for op in fn.body.walk() if rules.must_run(op)
+            and not any(uses.get(id(r)) for r in op.results)}
+
+
+def _count_uses(block, uses: dict) -> None:
+    for v in block.results:
+        uses[id(v)] = uses.get(id(v), 0) + 1
+    for op in block.ops:
+        for v in op.inputs:
+            uses[id(v)] = uses.get(id(v), 0) + 1
+        for region in op.regions:
+            _count_uses(region, uses)
 
 
 def assign(targets: list, value: ast.expr) -> ast.stmt:

@@ -280,14 +280,19 @@ class BuiltinLifter:
         return self.b.not_equal(v, self.b.const(zero), hint="bool_")
 
     def _scalar(self, v: Value, what: str) -> Value:
+        """The number ``float(v)``, ``int(v)``, ``bool(v)`` or a ``math`` function converts:
+        ``v`` itself when 0-d; a one-element array where the installed NumPy converts it
+        (a TypeError, as NumPy's, elsewhere; ``bool`` takes any one-element array)."""
         t = v.type
-        if getattr(t, "size", 0) != 1:
-            raise UnsupportedOperationError(
-                f"{what}() of an array of type {t}: only one-element arrays can be "
-                "converted to Python scalars",
-                hint="reduce it first (np.sum(x), x[0]) or keep it an array")
         if t.shape == ():
             return v
+        converts = _CONVERTS_ONE_ELEMENT or what == "bool"
+        if getattr(t, "size", 0) != 1 or not converts:
+            which = "one-element" if converts else "0-dimensional"
+            raise UnsupportedOperationError(
+                f"{what}() of an array of type {t}: only {which} arrays can be "
+                "converted to Python scalars (NumPy raises TypeError)",
+                hint="reduce it first (np.sum(x), x[0]) or keep it an array")
         return self.b.reshape(v, shape=())
 
     # -- lists built by loops and math -------------------------------------------------
@@ -313,19 +318,34 @@ class BuiltinLifter:
         return out
 
     def _math(self, callee, args, kwargs):
+        """``math.f(x)`` of one-element values: the ``math_f`` primitive (ops/pymath.py),
+        which calls ``math.f`` itself on the number the user's call would receive."""
         extra = _MATH_EXTRA.get(id(callee))
         lower = extra or rules.find_lowering(callee)
         if lower is None:
             return NOT_HANDLED
-        values = [a for a in args if isinstance(a, Value)]
-        if any(getattr(v.type, "size", 0) != 1 for v in values):
-            return lower(self.b, *args, **kwargs) if extra is None else NOT_HANDLED
+        args = [self._scalar(a, f"math.{callee.__name__}") if isinstance(a, Value) else a
+                for a in args]
         out = lower(self.b, *args, **kwargs)
-        if isinstance(out, Value) and out.type.dtype.kind in "fiub" and not (
-                out.type.weak and out.type.dtype.kind == "f"):
-            out = self.b.pyfloat(self._scalar(out, "float"), hint=out.hint)  # math.tanh: tanh
+        if isinstance(out, Value) and out.type.dtype.kind in "fiub" and not out.type.weak:
+            out = self.b.pyfloat(out, hint=out.hint)
         return out
 
+
+def _converts_one_element() -> bool:
+    """Whether the installed NumPy converts a one-element array of one or more dimensions
+    to a Python scalar (``float(np.ones(1))``; deprecated in 1.25, an error since 2.4)."""
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            float(np.ones(1))
+    except TypeError:
+        return False
+    return True
+
+
+_CONVERTS_ONE_ELEMENT = _converts_one_element()
 
 #: the iterators map/filter (and iter() of a list) give in lifted code
 _ITERATORS = (type(iter([])), type(iter(())))

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ad import rules
 from ..depth import exhausted, too_deep
-from ..errors import (AdCompilerError, InvalidOperandError, UnresolvedAttributeError,
+from ..errors import (AdCompilerError, InvalidAxisError, InvalidOperandError, UnresolvedAttributeError,
                       UnresolvedNameError, UnsupportedOperationError, UnsupportedSyntaxError)
 from ..ir.core import Value
 from . import operators, resolve
@@ -43,6 +43,8 @@ def _located_error(exc: Exception, loc) -> Exception:
     """An exception from Python code run at compile time, as an error at ``loc``."""
     if isinstance(exc, TypeError):
         return UnsupportedOperationError(str(exc), loc, hint=_TYPE_HINT)
+    if isinstance(exc, np.exceptions.AxisError):
+        return InvalidAxisError(str(exc), loc, hint=_VALUE_HINT)
     if isinstance(exc, ValueError):
         return InvalidOperandError(str(exc), loc, hint=_VALUE_HINT)
     if isinstance(exc, (IndexError, KeyError, ZeroDivisionError)):

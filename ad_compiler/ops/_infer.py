@@ -69,7 +69,8 @@ def as_float(t: AType) -> AType:
 
 
 def normalize_axis(axis, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of non-negative ints."""
+    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of non-negative ints;
+    an axis out of bounds is NumPy's ``AxisError``."""
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -77,9 +78,22 @@ def normalize_axis(axis, ndim: int) -> tuple[int, ...]:
     for a in axes:
         a = int(a)
         if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+            raise np.exceptions.AxisError(a, ndim)
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))
+
+
+def reduced_axes(axis, ndim: int) -> tuple[int, ...]:
+    """The axes a reduction sums over, as NumPy's ufunc reductions (``np.add.reduce``) read
+    ``axis``: a 0-d array takes the int axis 0 or -1, reducing nothing
+    (``np.sum(np.array(1.0), axis=0)``), but no tuple of axes (``AxisError``)."""
+    if ndim == 0 and axis is not None:
+        if isinstance(axis, (int, np.integer)) and int(axis) in (0, -1):
+            return ()
+        for a in (axis,) if isinstance(axis, (int, np.integer)) else axis:
+            raise np.exceptions.AxisError(int(a), ndim)
+        return ()
+    return normalize_axis(axis, ndim)
 
 
 def promote(*types: AType) -> AType:

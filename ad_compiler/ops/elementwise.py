@@ -83,8 +83,7 @@ def _maybe(t, fn):
     return None if t is None else fn(t)
 
 
-def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=(),
-          on_floats=""):
+def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=()):
     """Declare a one-input elementwise primitive; ``scale(b, g, out, x, **params)`` is g*f'(x)."""
     def vjp(b, ct, out, x, **params):
         return (scale(b, ct, out, x, **params),)
@@ -94,7 +93,7 @@ def unary(name, emit, scale, *, examples=UNARY_EXAMPLES, domain="real", aliases=
         return None if t[0] is None else expand_like(b, scale(b, t[0], out, x, **params), out)
 
     return primitive(name, emit=emit, infer=elementwise(name), vjp=vjp, jvp=jvp, family=F,
-                     examples=examples, domain=domain, aliases=aliases, on_floats=on_floats)
+                     examples=examples, domain=domain, aliases=aliases)
 
 
 def binary(name, emit, scales, *, examples=BINARY_EXAMPLES, domain="real", aliases=()):
@@ -199,7 +198,7 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-@lowering(np.power, operator.pow, pow, math.pow)
+@lowering(np.power, operator.pow, pow)
 def lower_pow(b, x, y):
     """``x ** p`` with a static number ``p`` is ``pow_scalar`` (cheaper, no log in the adjoint)."""
     if type(y) is int and y == 2:  # x * x: twice as fast as x ** 2 on Python floats
@@ -212,17 +211,15 @@ def lower_pow(b, x, y):
 # -- one-input functions ----------------------------------------------------------
 
 unary("neg", "-{0}", lambda b, g, out, x: b.neg(g), aliases=(np.negative, operator.neg))
-unary("exp", "np.exp({0})", lambda b, g, out, x: b.mul(g, out), aliases=(np.exp, math.exp))
+unary("exp", "np.exp({0})", lambda b, g, out, x: b.mul(g, out), aliases=(np.exp,))
 unary("log", "np.log({0})", lambda b, g, out, x: b.div(g, x), domain="positive",
       aliases=(np.log,))
-# on_floats: what the user's math.sin computes, without a NumPy call (raises for inf)
-unary("sin", "np.sin({0})", lambda b, g, out, x: b.mul(g, b.cos(x)), aliases=(np.sin, math.sin),
-      on_floats="math.sin({0})")
+unary("sin", "np.sin({0})", lambda b, g, out, x: b.mul(g, b.cos(x)), aliases=(np.sin,))
 unary("cos", "np.cos({0})", lambda b, g, out, x: b.neg(b.mul(g, b.sin(x))),
-      aliases=(np.cos, math.cos), on_floats="math.cos({0})")
+      aliases=(np.cos,))
 unary("tanh", "np.tanh({0})",
       lambda b, g, out, x: b.mul(g, b.sub(b.const(1), b.square(out))),
-      aliases=(np.tanh, math.tanh), on_floats="math.tanh({0})")
+      aliases=(np.tanh,))
 # 1 / (1 + exp(-x)) is exact for every x: exp overflows to inf only where the
 # result is 0 anyway; the tanh form would lose relative precision for x << 0.
 unary("sigmoid", "1 / (1 + np.exp(-{0}))",
@@ -231,7 +228,7 @@ unary("sigmoid", "1 / (1 + np.exp(-{0}))",
 unary("relu", "np.maximum({0}, 0)",
       lambda b, g, out, x: b.where(b.greater(x, b.const(0)), g, b.const(0)))
 unary("sqrt", "np.sqrt({0})", lambda b, g, out, x: b.div(b.mul(g, b.const(0.5)), out),
-      domain="positive", aliases=(np.sqrt, math.sqrt))
+      domain="positive", aliases=(np.sqrt,))
 unary("square", "{0} * {0}", lambda b, g, out, x: b.mul(g, b.mul(x, b.const(2))),
       aliases=(np.square,))
 
@@ -258,13 +255,6 @@ primitive("abs", emit="np.abs({0})", infer=elementwise("abs"), family=F,
           vjp=lambda b, ct, out, x: (b.mul(ct, _abs_scale(b, out, x)),),
           jvp=_abs_jvp, examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))],
           aliases=(np.abs, abs, operator.abs))
-
-
-@lowering(math.log)
-def lower_log(b, x, base=None):
-    """``math.log(x, base)`` is ``log(x) / log(base)``."""
-    out = b.log(b.const(x))
-    return out if base is None else b.div(out, b.log(b.const(base)))
 
 
 # -- maximum / minimum: ties split the gradient 50/50 ------------------------------
@@ -349,9 +339,9 @@ primitive("stop_gradient", view=True, emit="{0}", infer=same_type, nondiff=True,
 primitive("sign", emit="np.sign({0})", infer=elementwise("sign"), nondiff=True, family=F,
           examples=[ex((3,))])
 primitive("floor", emit="np.floor({0})", infer=elementwise("floor"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.floor, math.floor))
+          examples=[ex((3,))], aliases=(np.floor,))
 primitive("ceil", emit="np.ceil({0})", infer=elementwise("ceil"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.ceil, math.ceil))
+          examples=[ex((3,))], aliases=(np.ceil,))
 # x // y is a step function of both: no gradient
 primitive("floor_divide", emit="{0} // {1}", infer=elementwise("floor_divide"), nondiff=True,
           family=F, examples=[ex((3,), (3,))], aliases=(np.floor_divide, operator.floordiv))

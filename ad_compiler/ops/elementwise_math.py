@@ -55,20 +55,20 @@ def _safe(b, v):
 # -- trigonometric and hyperbolic ---------------------------------------------------
 
 unary("tan", "np.tan({0})", lambda b, g, out, x: b.mul(g, b.add(_one(b), b.square(out))),
-      aliases=(np.tan, math.tan))
+      aliases=(np.tan,))
 unary("arcsin", "np.arcsin({0})",
       lambda b, g, out, x: b.div(g, b.sqrt(_one_minus_square(b, x))),
-      domain="unit", aliases=(np.arcsin, math.asin))
+      domain="unit", aliases=(np.arcsin,))
 unary("arccos", "np.arccos({0})",
       lambda b, g, out, x: b.neg(b.div(g, b.sqrt(_one_minus_square(b, x)))),
-      domain="unit", aliases=(np.arccos, math.acos))
+      domain="unit", aliases=(np.arccos,))
 unary("arctan", "np.arctan({0})",
       lambda b, g, out, x: b.div(g, b.add(_one(b), b.square(x))),
-      aliases=(np.arctan, math.atan))
+      aliases=(np.arctan,))
 unary("sinh", "np.sinh({0})", lambda b, g, out, x: b.mul(g, b.cosh(x)),
-      aliases=(np.sinh, math.sinh))
+      aliases=(np.sinh,))
 unary("cosh", "np.cosh({0})", lambda b, g, out, x: b.mul(g, b.sinh(x)),
-      aliases=(np.cosh, math.cosh))
+      aliases=(np.cosh,))
 def _complex(x) -> bool:
     return x.type.dtype.kind == "c"
 
@@ -91,28 +91,28 @@ def _arccosh_scale(b, g, out, x):
     return b.div(g, root)
 
 
-unary("arcsinh", "np.arcsinh({0})", _arcsinh_scale, aliases=(np.arcsinh, math.asinh))
+unary("arcsinh", "np.arcsinh({0})", _arcsinh_scale, aliases=(np.arcsinh,))
 unary("arccosh", "np.arccosh({0})", _arccosh_scale,
-      domain="above_one", aliases=(np.arccosh, math.acosh))
+      domain="above_one", aliases=(np.arccosh,))
 unary("arctanh", "np.arctanh({0})", lambda b, g, out, x: b.div(g, _one_minus_square(b, x)),
-      domain="unit", aliases=(np.arctanh, math.atanh))
+      domain="unit", aliases=(np.arctanh,))
 
 
 # -- exponentials and logarithms -------------------------------------------------------
 
 unary("log1p", "np.log1p({0})", lambda b, g, out, x: b.div(g, b.add(_one(b), x)),
-      domain="positive", aliases=(np.log1p, math.log1p))
+      domain="positive", aliases=(np.log1p,))
 unary("expm1", "np.expm1({0})", lambda b, g, out, x: b.mul(g, b.add(out, _one(b))),
-      aliases=(np.expm1, math.expm1))
+      aliases=(np.expm1,))
 unary("log2", "np.log2({0})", lambda b, g, out, x: b.div(g, b.mul(x, b.const(LN2))),
-      domain="positive", aliases=(np.log2, math.log2))
+      domain="positive", aliases=(np.log2,))
 unary("log10", "np.log10({0})", lambda b, g, out, x: b.div(g, b.mul(x, b.const(LN10))),
-      domain="positive", aliases=(np.log10, math.log10))
+      domain="positive", aliases=(np.log10,))
 unary("exp2", "np.exp2({0})", lambda b, g, out, x: b.mul(g, b.mul(out, b.const(LN2))),
-      aliases=(np.exp2, math.exp2))
+      aliases=(np.exp2,))
 # d cbrt(x) = 1 / (3 cbrt(x)**2): infinite at 0, as the function's slope is
 unary("cbrt", "np.cbrt({0})", lambda b, g, out, x: b.div(g, b.mul(b.square(out), b.const(3))),
-      domain="nonzero", aliases=(np.cbrt, math.cbrt))
+      domain="nonzero", aliases=(np.cbrt,))
 unary("reciprocal", "np.reciprocal({0})",
       lambda b, g, out, x: b.neg(b.mul(g, b.square(out))),
       domain="nonzero", aliases=(np.reciprocal,))
@@ -122,12 +122,12 @@ unary("reciprocal", "np.reciprocal({0})",
 
 # fabs'(0) = sign(0) = 0, as abs; its own primitive: np.fabs of an int is a float
 unary("fabs", "np.fabs({0})", lambda b, g, out, x: b.mul(g, b.sign(x)),
-      examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))], aliases=(np.fabs, math.fabs))
+      examples=[*UNARY_EXAMPLES, ex(np.array([-1.0, 0.0, 2.0]))], aliases=(np.fabs,))
 # NumPy and math multiply by pi/180 and 180/pi: the derivative is that constant
 unary("deg2rad", "np.deg2rad({0})", lambda b, g, out, x: b.mul(g, b.const(math.pi / 180.0)),
-      aliases=(np.deg2rad, np.radians, math.radians))
+      aliases=(np.deg2rad, np.radians))
 unary("rad2deg", "np.rad2deg({0})", lambda b, g, out, x: b.mul(g, b.const(180.0 / math.pi)),
-      aliases=(np.rad2deg, np.degrees, math.degrees))
+      aliases=(np.rad2deg, np.degrees))
 
 
 # -- sinc: exact at 0 to every order ------------------------------------------------------
@@ -182,18 +182,18 @@ def _copysign_scales(b, out, x, y):
     return b.mul(b.sign(x), b.sign(out)), None
 
 
-binary("arctan2", "np.arctan2({0}, {1})", _arctan2_scales, aliases=(np.arctan2, math.atan2))
+binary("arctan2", "np.arctan2({0}, {1})", _arctan2_scales, aliases=(np.arctan2,))
 binary("hypot", "np.hypot({0}, {1})", _hypot_scales, aliases=(np.hypot,),
        examples=[*BINARY_EXAMPLES, ex(np.array([0.0, 3.0]), np.array([0.0, -4.0]))])
 binary("logaddexp", "np.logaddexp({0}, {1})", _logaddexp_scales, aliases=(np.logaddexp,))
 binary("logaddexp2", "np.logaddexp2({0}, {1})",
        lambda b, out, x, y: _logaddexp_scales(b, out, x, y, LN2), aliases=(np.logaddexp2,))
 binary("fmod", "np.fmod({0}, {1})", _fmod_scales, domain="nonzero",
-       aliases=(np.fmod, math.fmod))
+       aliases=(np.fmod,))
 binary("float_power", "np.float_power({0}, {1})", _float_power_scales, domain="positive",
        aliases=(np.float_power,))
 binary("copysign", "np.copysign({0}, {1})", _copysign_scales, domain="nonzero",
-       aliases=(np.copysign, math.copysign))
+       aliases=(np.copysign,))
 
 
 # -- fmax / fmin: maximum / minimum that skip NaN -------------------------------------------
@@ -256,7 +256,7 @@ def lower_nan_to_num(b, x, copy=True, nan=0.0, posinf=None, neginf=None):
 # -- rounding: step functions, no derivative ------------------------------------------------
 
 primitive("trunc", emit="np.trunc({0})", infer=elementwise("trunc"), nondiff=True, family=F,
-          examples=[ex((3,))], aliases=(np.trunc, np.fix, math.trunc))
+          examples=[ex((3,))], aliases=(np.trunc, np.fix))
 primitive("rint", emit="np.rint({0})", infer=elementwise("rint"), nondiff=True, family=F,
           examples=[ex((3,))], aliases=(np.rint,))
 
@@ -281,14 +281,3 @@ def lower_round(b, a, decimals=0, out=None):
 @method("round")
 def lower_round_method(b, x, decimals=0, out=None):
     return lower_round(b, x, decimals, out)
-
-
-@lowering(math.hypot)
-def lower_math_hypot(b, *coordinates):
-    """``math.hypot(*coordinates)``: the Euclidean norm of any number of floats."""
-    if len(coordinates) < 2:
-        return b.fabs(b.const(coordinates[0] if coordinates else 0.0))
-    out = b.const(coordinates[0])
-    for c in coordinates[1:]:
-        out = b.hypot(out, b.const(c))
-    return out

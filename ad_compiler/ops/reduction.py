@@ -23,15 +23,22 @@ from ..ad.rules import ex, lowering, method, primitive
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType
 from ._batch import broadcasting, reducing
-from ._infer import as_float, normalize_axis, result_type, static_axis
+from ._infer import as_float, reduced_axes as normalize_axis, result_type, static_axis
 from .complex_numbers import conj_if_complex, real_if_complex
 from .scans import others_product
 
 F = "reduction"
 
 
+#: reductions NumPy computes through a count of the reduced items (``np.mean``, and
+#: ``np.std``/``np.var`` through it): no axis 0 / -1 of a 0-d array
+_COUNTING = ("mean",)
+
+
 def reduce_infer(name):
     def infer(t: AType, *, axis=None, keepdims=False) -> AType:
+        if name in _COUNTING and t.ndim == 0 and axis not in (None, ()):
+            raise np.exceptions.AxisError(axis if isinstance(axis, int) else axis[0], 0)
         axes = normalize_axis(axis, t.ndim)
         if keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))

@@ -2,6 +2,12 @@
 
 Adjoint rules often recompute what the forward pass (or another rule) already
 computed (``cos %x`` twice, ``ones_like %out`` twice); CSE keeps the first.
+
+Constants are merged only when they also have the same name: ``s = 0.0`` in the
+user's code, the zero cotangent ``ds`` of a Python float and the seed ``dout`` of an
+output are the same number, but one variable holding all three would make the
+generated code read ``out_1 = s`` where ``out`` starts. A Python number is
+immutable, so keeping them apart never changes a value, only what the code says.
 """
 from __future__ import annotations
 
@@ -37,7 +43,8 @@ def cse(fn: Function) -> Function:
             return None
         try:
             key = (op.prim, tuple(id(v) for v in inputs),
-                   tuple((k, _key(p)) for k, p in op.params.items()))
+                   tuple((k, _key(p)) for k, p in op.params.items()),
+                   op.results[0].hint if op.prim == "const" else None)
             hash(key)
         except TypeError:
             return None

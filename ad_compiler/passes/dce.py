@@ -11,7 +11,7 @@ whatever computed only those. Before/after::
 """
 from __future__ import annotations
 
-from ..ad.rules import has_effect
+from ..ad.rules import must_run
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
 
@@ -33,7 +33,7 @@ def _removes(block: Block, live: set) -> bool:
     ``block`` uses to ``live``, as the sweep does while it removes nothing)."""
     live.update(id(v) for v in block.results)
     for op in reversed(block.ops):
-        if not any(id(r) in live for r in op.results) and not has_effect(op):
+        if not any(id(r) in live for r in op.results) and not must_run(op):
             return True
         if op.prim in ("for", "while") and any(
                 id(r) not in live for r in op.results[op.params["n_carried"]:]):
@@ -49,7 +49,7 @@ def _sweep(block: Block, live: set) -> None:
     live.update(id(v) for v in block.results)
     kept = []
     for op in reversed(block.ops):
-        if not any(id(r) in live for r in op.results) and not has_effect(op):
+        if not any(id(r) in live for r in op.results) and not must_run(op):
             continue
         _drop_unused_lists(op, live)
         for region in reversed(op.regions):

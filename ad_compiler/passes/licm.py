@@ -2,9 +2,10 @@
 
 An op in a loop body whose inputs are all defined outside the loop gives the
 same value in every iteration (all ops are pure); it moves to just before the
-loop, and before the ops of the loop's own line that set it up (the zeros its
-adjoint accumulates into) when it does not read them, so that the generated code
-does not interleave lines. Inner loops are treated first, so invariants move out as far as they can.
+loop, unless it has an effect or may raise (``math.sqrt``: a loop that runs no
+iteration must not raise), and before the ops of the loop's own line that set it up
+(the zeros its adjoint accumulates into) when it does not read them, so that the
+generated code does not interleave lines. Inner loops are treated first, so invariants move out as far as they can.
 Adjoints of loops profit most: ``w.T`` in the backward sweep of ``w @ h`` is
 computed once instead of once per step. Before/after::
 
@@ -15,7 +16,7 @@ computed once instead of once per step. Before/after::
 """
 from __future__ import annotations
 
-from ..ad.rules import has_effect
+from ..ad.rules import stays_in_loop
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
 
@@ -63,7 +64,7 @@ def _invariants(body: Block) -> list:
     local = {id(a) for a in body.args}
     moved, kept = [], []
     for op in body.ops:
-        if op.regions or has_effect(op) or any(id(v) in local for v in op.inputs):
+        if op.regions or stays_in_loop(op) or any(id(v) in local for v in op.inputs):
             kept.append(op)
             local.update(id(r) for r in op.results)
             local.update(_defined_inside(op))

@@ -1,19 +1,17 @@
 """Scalar arithmetic that ends in ``float(...)`` is done on Python floats.
 
 Scalar code keeps Python numbers on Python floats (``pyfloat``), but a derivative
-rule works on the primal's type: the adjoint of ``x = math.sin(x)`` is
-``float(np.asarray(dx, dtype=np.float64) * np.cos(x))``, three NumPy calls on
-one number (about 2 µs; the forward's ``math.sin`` takes 0.05 µs). This pass
-rebuilds the float64 arithmetic under a ``pyfloat`` op on the Python floats it
-starts from::
+rule works on the primal's type: the adjoint of ``x = np.sin(x)`` on a Python
+float is ``float(np.asarray(dx, dtype=np.float64) * np.cos(x))``, three NumPy
+calls on one number (about 2 µs). This pass rebuilds the float64 arithmetic under
+a ``pyfloat`` op on the Python floats it starts from::
 
     %dsin = cast %dx {dtype=float64}       # f64[]
-    %cos = cos %x                          # f64[]             %cos_1 = cos %x
-    %dx_3 = mul %dsin, %cos                # f64[]     ->      %cos = pyfloat %cos_1     # float
-    %pyfloat = pyfloat %dx_3               # float             %dx_3 = mul %dx, %cos     # float
+    %cos = cos %x                          # f64[]             %cos = cos %x
+    %dx_3 = mul %dsin, %cos                # f64[]     ->      %cos_1 = pyfloat %cos     # float
+    %pyfloat = pyfloat %dx_3               # float             %dx_3 = mul %dx, %cos_1   # float
 
-which codegen writes as ``cos = math.cos(x); dx_3 = dx * cos`` (a ``pyfloat``
-of a primitive with an ``on_floats`` template, codegen/floats.py). The numbers
+(the ``math`` functions' own rules are on Python floats already: ops/pymath.py). The numbers
 are the same: ``add``, ``sub``, ``mul``, ``neg`` and ``square`` are the same IEEE
 operations on the same doubles in NumPy and in Python (and never raise on Python
 floats), a cast of a Python float to float64 is the float itself, and ``float()`` of a
@@ -26,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad import rules
 from ..ir.builder import Builder
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
@@ -54,7 +51,7 @@ def _visit(block: Block, memo: dict, subst: dict) -> None:
     for op in block.ops:
         for region in op.regions:
             _visit(region, dict(memo), subst)
-        if op.prim == "pyfloat" and not op.inputs[0].type.weak and not _on_floats(op):
+        if op.prim == "pyfloat" and not op.inputs[0].type.weak:
             chain = _Chain(memo, op.loc)
             new = chain.rebuild(op.inputs[0], top=True)
             if new is not None and chain.gained:
@@ -97,34 +94,17 @@ class _Chain:
         return new
 
     def _op(self, op, v):
-        if op.prim not in _ARITHMETIC and not (_template(op) and len(op.inputs) == 1):
+        if op.prim not in _ARITHMETIC:
             return None
         inputs = [self.rebuild(x) for x in op.inputs]
         if None in inputs:
             return None
         with self.b.at(op.loc):
             new = self.b.emit(op.prim, *inputs, hint=v.hint, **op.params)
-            if op.prim not in _ARITHMETIC:  # sin of a Python float: float(sin) is math.sin
-                self.gained = True
-                return self.b.pyfloat(new, hint=v.hint)
         if not _python_float(new):
             return None
         self.gained = True
         return new
-
-
-def _on_floats(op) -> bool:
-    """Whether ``op`` is ``float(f(x))`` of a Python float ``x`` that codegen writes as
-    ``f``'s ``on_floats`` template already."""
-    p = op.inputs[0].producer
-    return (p is not None and bool(_template(p)) and len(p.inputs) == 1
-            and _python_float(p.inputs[0]))
-
-
-def _template(op) -> str:
-    """The ``on_floats`` template of ``op``'s primitive ("" for none, or a structural op)."""
-    prim = rules.PRIMITIVES.get(op.prim)
-    return prim.on_floats if prim is not None else ""
 
 
 def _python_float(v) -> bool:

@@ -7,6 +7,9 @@
    jump and the gradient is not judged (``skipped: non-smooth``);
 3. ``grad`` with several positions, in a shuffled order, agrees with 1;
 4. cache: a second input through the same gradient function, checked as in 1-2;
+   where plain Python raises there (``math.sqrt`` of a negative number, with NumPy's
+   warnings not errors) the compiled call must raise the same exception, type and
+   message (also for the float32 input of 7);
 5. forward mode (``higher=True``, smooth programs only): ``ms.jvp`` of ``<c, f(x)>`` (a
    random cotangent ``c`` over every float output) along a random direction of every
    input, against central differences of the plain-Python function (``wrong jvp``);
@@ -246,6 +249,9 @@ def check_float32(fn, vg, args, expected64, grads64):
     try:
         expected = run_plain(fn, args32)
     except Exception:
+        raised = python_exception(fn, args32)
+        if raised is not None:
+            check_same_exception(vg, args32, raised, "float32 input")
         return
     if not finite(expected):
         return
@@ -265,10 +271,37 @@ def check_float32(fn, vg, args, expected64, grads64):
                               f"float64 gives {g64!r}")
 
 
+def python_exception(fn, args):
+    """The exception plain Python raises for ``args`` where NumPy's floating-point
+    warnings are not errors (``ValueError: math domain error``), or None."""
+    try:
+        with np.errstate(all="ignore"):
+            fn(*fresh(args))
+    except Exception as e:  # noqa: BLE001 - the outcome compared
+        return e
+    return None
+
+
+def check_same_exception(vg, args, raised, path):
+    """The compiled call raises what plain Python raised: same type, same message."""
+    try:
+        got = vg(*fresh(args))
+    except Exception as e:  # noqa: BLE001 - compared below
+        if type(e) is type(raised) and str(e) == str(raised):
+            return
+        raise Failure("wrong value", f"{path}: Python raises {type(raised).__name__}: "
+                      f"{raised}; compiled raises {type(e).__name__}: {e}") from None
+    raise Failure("wrong value", f"{path}: Python raises {type(raised).__name__}: {raised}; "
+                  f"compiled returns {got!r}")
+
+
 def check_second_input(fn, vg, args2) -> bool:
     try:
         expected = run_plain(fn, args2)
     except Exception:
+        raised = python_exception(fn, args2)
+        if raised is not None:
+            check_same_exception(vg, args2, raised, "at the second input (cached)")
         return True
     if not finite(expected):
         return True
