@@ -13,18 +13,10 @@ import pytest
 import ad_compiler as ms
 from ad_compiler.depth import MAX_RECURSION
 from ad_compiler.errors import RecursiveCallError, UnsupportedOperationError
+from tests.finite_differences import central
 
 X = np.array([0.3, -0.5, 0.8, 1.1])
 BIG = np.array([1.3, 2.5, 0.8, 2.1])
-
-
-def central(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[k] = h
-        g.flat[k] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
 
 
 def check(f, x=X):
