@@ -36,20 +36,6 @@ def central_at(f, args, i, h=H):
     return central(lambda v: f(*args[:i], v, *args[i + 1:]), args[i], h)
 
 
-def central_in_place(f, arr, h=H):
-    """The gradient of the scalar ``f()`` w.r.t. the array ``arr`` it reads (a Parameter's
-    data), each element changed in place; ``arr`` is restored."""
-    keep = arr.copy()
-
-    def at(v):
-        arr[...] = v
-        return f()
-    try:
-        return central(at, keep, h)
-    finally:
-        arr[...] = keep
-
-
 def jacobian(f, x, h=H):
     """``d f(x) / d x`` of an array-valued ``f`` at the float64 array ``x``, shape
     ``f(x).shape + x.shape``."""
@@ -61,3 +47,20 @@ def jacobian(f, x, h=H):
         lo[i] -= h
         jac[(...,) + i] = (np.asarray(f(hi), np.float64) - np.asarray(f(lo), np.float64)) / (2 * h)
     return jac
+
+
+def jacobian_at(f, args, i, h=H):
+    """``d f(*args) / d args[i]`` (the others fixed), shape ``f(*args).shape + args[i].shape``."""
+    args = list(args)
+    return jacobian(lambda v: f(*args[:i], v, *args[i + 1:]), args[i], h)
+
+
+def directional(f, xs, ts, h=H):
+    """``(f(*(x + h t)) - f(*(x - h t))) / 2h`` in float64 (complex128 for a complex output),
+    the derivative of ``f`` at ``xs`` along the tangents ``ts``; a ``None`` tangent keeps its
+    input fixed."""
+    def moved(sign):
+        return [x if t is None else x + sign * h * t for x, t in zip(xs, ts)]
+    hi, lo = np.asarray(f(*moved(1))), np.asarray(f(*moved(-1)))
+    wide = np.complex128 if np.iscomplexobj(hi) else np.float64
+    return (hi.astype(wide) - lo.astype(wide)) / (2 * h)
