@@ -58,7 +58,8 @@ def test_draws_match_plain_python(fn):
     expected, after = _run(lambda: fn(X))
     (value, grad), compiled_after = _run(lambda: ms.value_and_grad(fn)(X))
     assert value == expected and compiled_after == after
-    np.testing.assert_allclose(grad, central(lambda v: _run(lambda: fn(v))[0], X), rtol=1e-6, atol=1e-8)
+    want = central(lambda v: _run(lambda: fn(v))[0], X)
+    np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-8)
     # the cached code draws again at every call, as Python does
     (value2, _), after2 = _run(lambda: ms.value_and_grad(fn)(X), seed=12)
     assert value2 == _run(lambda: fn(X), seed=12)[0] and after2 == _run(lambda: fn(X), seed=12)[1]

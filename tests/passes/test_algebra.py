@@ -15,7 +15,8 @@ RNG = np.random.default_rng(7)
 def check(f, *args, pos=0, rtol=1e-6, atol=1e-7):
     """The compiled gradient against finite differences; returns the adjoint source."""
     got = ms.grad(f, grad_position=pos)(*args)
-    np.testing.assert_allclose(np.asarray(got), central_at(f, list(args), pos), rtol=rtol, atol=atol)
+    want = central_at(f, list(args), pos)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
     return ms.adjoint_source(f, *args, grad_position=pos)
 
 
