@@ -8,8 +8,6 @@ import ad_compiler as ms
 from ad_compiler.errors import UnsupportedOperationError
 from tests.finite_differences import jacobian_at
 
-EPS = 1e-6
-
 
 def f(x, y):
     return np.sum(np.sin(x) * y * x) + np.sum(x * x * y * y)

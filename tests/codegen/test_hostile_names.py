@@ -39,12 +39,9 @@ SEPARATORS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"
 # twins after NFKC of what the code below generates (x, mul, dx, np, the def's name)
 HOSTILE = ["ｍｕｌ", "ｘ", "ｄｘ", "ｎｐ", "Ｎｅｔ＿ｇｒａｄ", "w²", "x\nimport os", "for", "match",
            "1a", "", "__builtins__", "٣", "é"]
-EPS = 1e-6
 
 
 # -- checks ---------------------------------------------------------------------------
-
-
 
 def close(got, want):
     got = got.asnumpy() if hasattr(got, "asnumpy") else got

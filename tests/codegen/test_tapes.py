@@ -47,8 +47,6 @@ def test_the_tape_gives_the_right_gradient():
 
 # -- what a loop stores: only what its adjoint cannot recompute cheaply -----------------
 
-
-
 def assert_gradient(fn, *args, positions):
     grads = ms.grad(fn, grad_position=positions)(*args)
     for k, g in zip(positions, grads if len(positions) > 1 else (grads,)):

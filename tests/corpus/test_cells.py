@@ -21,7 +21,6 @@ import ad_compiler as ms
 from ad_compiler import Parameter, ParameterTuple, Tensor, nn, ops
 from tests.finite_differences import central_at
 
-EPS = 1e-6
 TOL = {np.float64: dict(rtol=1e-5, atol=1e-7), np.float32: dict(rtol=2e-3, atol=2e-4)}
 FLAGS = list(itertools.product([False, True], repeat=3))
 FLAG_IDS = [f"all={int(a)}-list={int(b)}-sens={int(c)}" for a, b, c in FLAGS]

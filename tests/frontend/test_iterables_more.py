@@ -11,7 +11,6 @@ import ad_compiler as ms
 from ad_compiler.errors import UnsupportedOperationError
 from tests.finite_differences import central
 
-EPS = 1e-6
 X = np.array([1.25, -2.0, 3.0, -0.5])
 M = np.array([[0.5, -1.0, 2.0, -0.3], [1.5, 0.25, -2.5, 0.8], [-0.7, 1.1, 0.4, -1.2]])
 

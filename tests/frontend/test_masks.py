@@ -12,8 +12,6 @@ import ad_compiler as ms
 from ad_compiler.errors import UnsupportedOperationError
 from tests.finite_differences import central, central_at
 
-EPS = 1e-6
-
 
 def copies(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]

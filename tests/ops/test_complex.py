@@ -24,7 +24,7 @@ from ad_compiler.ad import rules
 from ad_compiler.ad.reverse import ARG, real_part, vjp_function
 from ad_compiler.ir.core import AType, Value
 from ad_compiler.ops.complex_numbers import COMPLEX
-from tests.finite_differences import central_at
+from tests.finite_differences import central_at, directional
 
 EPS = 1e-6
 #: imaginary parts small enough to stay off the branch cuts of each sample domain
@@ -167,12 +167,8 @@ def test_jvp_matches_complex_finite_differences(adcheck, case):
     fn = adcheck.finish(b, "jvp", [] if t_out is None else [t_out])
     ts = [_like(v, rng) if t is not None else None for v, t in zip(values, tangents)]
     results = adcheck.run(fn, *values, *(t for t in ts if t is not None))
-
-    def moved(sign):
-        return [v if t is None else v + sign * EPS * np.asarray(t) if not isinstance(t, (float, complex))
-                else v + sign * EPS * t for v, t in zip(values, ts)]
-    expected = (np.asarray(prim.impl(*moved(1), **params), np.complex128)
-                - np.asarray(prim.impl(*moved(-1), **params), np.complex128)) / (2 * EPS)
+    expected = directional(lambda *v: np.asarray(prim.impl(*v, **params), np.complex128),
+                           values, ts, EPS)
     assert_close(results[0] if results else None, expected, f"{prim.name}: tangent")
     if results:
         assert AType.of(results[0]).dtype == out.type.dtype, "the tangent has the output's dtype"

@@ -18,8 +18,6 @@ from ad_compiler import ops
 from ad_compiler.errors import UnsupportedOperationError
 from tests.finite_differences import central_at
 
-EPS = 1e-6
-
 
 def check_grad(fn, *args, rtol=1e-5, atol=1e-7):
     """value_and_grad of ``fn`` w.r.t. every argument: value equals ``fn``'s, each

@@ -19,8 +19,6 @@ from ad_compiler.errors import AdCompilerError
 from ad_compiler.ir.builder import Builder
 from ad_compiler.ir.core import AType, Value
 
-EPS = 1e-6
-
 
 def _scalar(y):
     """A smooth scalar of ``y`` whose gradient differs per element."""
