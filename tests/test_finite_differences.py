@@ -32,10 +32,10 @@ def test_central_at_fixes_the_other_arguments():
 
 
 def test_jacobians_and_directional_derivatives():
-    # d(m @ x)_i / d m_jk = delta_ij x_k
     a = np.array([[1.0, 2.0, -1.0], [0.5, 0.0, 3.0]])
     v = np.array([0.2, -0.4, 1.5])
     np.testing.assert_allclose(jacobian(lambda x: a @ x, v), a, rtol=1e-8)
+    # d(m @ x)_i / d m_jk = delta_ij x_k
     np.testing.assert_allclose(jacobian_at(lambda m, x: m @ x, (a, v), 0),
                                np.einsum("ij,k->ijk", np.eye(2), v), atol=1e-8)
     t = np.array([1.0, -2.0, 0.5])
