@@ -37,7 +37,8 @@ def output_sum(out) -> float:
 
 
 def numeric_grad(f, value, eps=EPS):
-    """Central differences of the scalar ``f`` at ``value`` (array, float or container)."""
+    """Central differences of the scalar ``f`` at ``value`` (array, float or container: a
+    container item by item, each array or float by tests/finite_differences.central)."""
     if isinstance(value, (tuple, list)):
         def at(i, v):
             items = list(value)
