@@ -30,7 +30,7 @@ from ad_compiler.api.transforms import compiled_entry
 from ad_compiler.errors import UnsupportedSyntaxError
 from ad_compiler.ir.names import Namespace, one_line, sanitize
 from ad_compiler.nn import Parameter
-from tests.finite_differences import central_at
+from tests.finite_differences import central, central_at
 
 PAYLOAD = "raise SystemExit('INJECTED')"
 # every character str.splitlines breaks at, quotes, a comment sign, a bidi override
@@ -158,7 +158,7 @@ X = np.array([0.3, -1.2, 0.7])
 @pytest.mark.parametrize("sep", SEPARATORS, ids=[repr(s) for s in SEPARATORS])
 def test_a_file_name_is_a_comment_never_code(tmp_path, sep):
     module = load(str(tmp_path / f"m{sep}{PAYLOAD}{sep}.py"), f"hostile_{ord(sep[0])}")
-    close(ms.grad(module.f)(X), central_at(reference, [X], 0))
+    close(ms.grad(module.f)(X), central(reference, X))
     source = ms.adjoint_source(module.f, "f64[3]")
     assert_safe_source(source)
     assert one_line(f"m{sep}{PAYLOAD}{sep}.py:4") in source
@@ -180,7 +180,7 @@ def test_exec_code_with_its_source_registered(filename):
     # registered as a file is read (only '\n' ends a line), so inspect finds it
     linecache.cache[filename] = (len(MODULE), None, io.StringIO(MODULE).readlines(), filename)
     try:
-        close(ms.grad(namespace["f"])(X), central_at(reference, [X], 0))
+        close(ms.grad(namespace["f"])(X), central(reference, X))
         assert_safe_source(ms.adjoint_source(namespace["f"], "f64[3]"))
         assert_safe_ir(ms.adjoint_ir(namespace["f"], "f64[3]"))
     finally:
@@ -328,7 +328,7 @@ def renamed(name: str, code_too: bool):
 @pytest.mark.parametrize("name", ["f²", "ｆ", "f\nimport os", "1f", "for", "", "__builtins__"])
 def test_function_names(name, code_too):
     fn = renamed(name, code_too)
-    close(ms.grad(fn)(X), central_at(_body, [X], 0))
+    close(ms.grad(fn)(X), central(_body, X))
     compiled = compiled_entry(fn, "f64[3]").compiled
     assert re.fullmatch(r"<ad_compiler:[A-Za-z0-9_]+:[0-9]+>", compiled.filename)
     source = compiled.source
@@ -354,7 +354,7 @@ def greek(x):
 
 
 def test_non_ascii_variables_of_the_source_are_spelled_out():
-    close(ms.grad(greek)(X), central_at(greek, [X], 0))
+    close(ms.grad(greek)(X), central(greek, X))
     source = ms.adjoint_source(greek, "f64[3]")
     assert_safe_source(source)
     assert "alpha = np.sin(x)" in source
