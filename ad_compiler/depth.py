@@ -4,7 +4,7 @@ Compiling follows the nesting of the user's program with nested calls: the lifte
 is a symbolic interpreter, so a chain of 1,000 helper calls, each inlined where it
 is called, is 1,000 nested lifts; and a written-out expression of 5,000 terms is a
 5,000-deep tree for Python's own parser (whose limit is tied to the recursion
-limit) and for gast's conversion of it; astor and ``compile()`` recurse once per
+limit) and for gast's conversion of it; code generation and ``compile()`` recurse once per
 nested block of the generated code. Those stages are recursive by nature. The
 one mechanism for them is :func:`on_deep_stack`: a build (``codegen/cache.py``),
 code generation (``codegen/compile.py``) and the CLI's import of the user's file

@@ -30,10 +30,13 @@ import math
 
 import numpy as np
 
+from .backends import is_backend_array
+
 
 def index_set(x, index, value):
     """``x`` with ``x[index] = value`` (with repeated indices, NumPy's last write wins)."""
-    out = np.array(x, copy=True)
+    out = _fresh(x, value)
+    index, value = _for_backend(out, index, value)
     out[index] = value
     return out
 
@@ -41,14 +44,16 @@ def index_set(x, index, value):
 def index_add(acc, index, value):
     """``acc`` with ``acc[index] += value``: NumPy's augmented assignment, which adds
     once per selected position even when an index array repeats it."""
-    out = np.array(acc, copy=True)
+    out = _fresh(acc, value)
+    index, value = _for_backend(out, index, value)
     out[index] += value
     return out
 
 
 def index_sub(acc, index, value):
     """``acc`` with ``acc[index] -= value`` (NumPy's augmented assignment)."""
-    out = np.array(acc, copy=True)
+    out = _fresh(acc, value)
+    index, value = _for_backend(out, index, value)
     out[index] -= value
     return out
 
@@ -56,9 +61,64 @@ def index_sub(acc, index, value):
 def scatter_add(acc, index, value):
     """``acc`` with every selected element of ``value`` added (``np.add.at``): a
     position selected k times receives all k contributions."""
-    out = np.array(acc, copy=True)
-    np.add.at(out, index, value)
-    return out
+    out = _fresh(acc, value)
+    if type(out) is np.ndarray:
+        np.add.at(out, index, value)
+        return out
+    return _scatter_add_by_rounds(out, index, value)
+
+
+def _fresh(x, value):
+    """A new array equal to ``x`` that an item assignment of ``value`` may write: NumPy's
+    copy, or for an array of another backend (a Dask, CuPy array: backends.py) the
+    backend's own, also when only ``value`` is one (a Dask cotangent added into NumPy
+    zeros gives a Dask array, never a computed one)."""
+    if is_backend_array(x):
+        return x.copy()
+    out = np.array(x, copy=True)
+    return np.asarray(out, like=value) if is_backend_array(value) else out
+
+
+def _for_backend(out, index, value):
+    """``(index, value)`` for an item assignment into ``out``: unchanged for NumPy; for a
+    backend array (whose item assignment takes no ``None``) the new axes are dropped
+    from the index and from the value, which is broadcast to the selection first."""
+    if type(out) is np.ndarray:
+        return index, value
+    parts = index if type(index) is tuple else (index,)
+    if not any(p is None for p in parts):
+        return index, value
+    stripped = tuple(p for p in parts if p is not None)
+    value = np.broadcast_to(value, _selection_shape(out.shape, index))
+    return stripped, value.reshape(_selection_shape(out.shape, stripped))
+
+
+def _scatter_add_by_rounds(out, index, value):
+    """``np.add.at(out, index, value)`` for a backend without it: each selected element
+    is numbered by the flat position it lands on (NumPy indexing of element numbers, so
+    the positions agree with NumPy's by construction); the k-th occurrences of all
+    positions form round k, whose positions are unique, so ``flat[ids] += vals`` adds
+    each exactly once."""
+    shape = out.shape
+    ids = np.arange(math.prod(shape)).reshape(shape)[index].reshape(-1)
+    vals = np.broadcast_to(value, _selection_shape(shape, index))
+    vals = vals.reshape(-1)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    first = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]] if len(ids) else np.zeros(0, bool)
+    starts = np.maximum.accumulate(np.where(first, np.arange(len(ids)), 0))
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids)) - starts
+    flat = out.reshape(-1)
+    for k in range(int(rank.max()) + 1 if len(ids) else 0):
+        sel = np.flatnonzero(rank == k)
+        flat[ids[sel]] += vals[sel]
+    return flat.reshape(shape)
+
+
+def _selection_shape(shape, index) -> tuple:
+    """The shape ``x[index]`` has for an array ``x`` of ``shape``."""
+    return np.broadcast_to(np.empty((), dtype=bool), shape)[index].shape
 
 
 def winners(shape, index):

@@ -67,7 +67,7 @@ import sys
 import ad_compiler as ms
 lazy = ["ad_compiler.nn.layers", "ad_compiler.nn.optim", "ad_compiler.nn.loss",
         "ad_compiler.api.checking", "ad_compiler.common", "ad_compiler.serialization",
-        "numpy.random"]
+        "numpy.random", "astor", "hashlib", "fractions"]
 assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]
 from ad_compiler import nn
 from ad_compiler.nn import Adam, Dense
@@ -156,3 +156,74 @@ def test_a_collector_the_program_disabled_stays_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_ops_functions_show_their_signature():
+    """``help(ops.sum)``: the lowering's parameters after the builder, computed when
+    asked (not for every functional form at import)."""
+    import inspect
+    assert str(inspect.signature(ms.ops.sum)) == "(input, dim=None, keepdim=False)"
+    assert ms.ops.sum.__name__ == "sum" and "sum" in ms.ops.sum.__doc__
+
+
+_BLOCKS = '''\
+import numpy as np
+
+
+@decorator
+def f(x):
+    y = (x +
+1)
+# a comment at column 0 inside the body
+    s = """
+text at column 0
+"""
+    return y  # trailing
+
+    # a comment indented like the body
+# a comment that is not
+def g(x): return x * 2
+class C:
+    def m(self, x):
+        return x \\
++ 1
+    def n(self):
+        pass
+'''
+
+
+def test_a_statements_lines_are_those_getblock_finds():
+    """sources.block_at finds a statement's lines by indentation, checked by parsing
+    them; a cut inside a bracket, a string or a continuation does not parse, and then
+    the lines are tokenized (inspect.getblock)."""
+    import inspect
+
+    from ad_compiler.frontend.sources import _indented_block, block_at
+    lines = _BLOCKS.splitlines(True)
+    starts = [i for i, line in enumerate(lines)
+              if line.lstrip().startswith(("def ", "class ", "@"))
+              and not lines[i - 1].lstrip().startswith("@")]
+    assert len(starts) == 5
+    for i in starts:
+        assert block_at(lines, i) == inspect.getblock(lines[i:]), lines[i]
+    # found without tokenizing where nothing is cut: g, and n
+    assert _indented_block(lines, starts[1]) == ["def g(x): return x * 2\n"]
+    assert _indented_block(lines, starts[4]) == lines[starts[4]:starts[4] + 2]
+    assert _indented_block(lines, starts[0]) is None  # cut inside the bracket
+
+
+def test_passes_keep_the_ops_they_do_not_change():
+    """A rewrite whose rule changes nothing gives a function holding the same ops
+    (passes are pure: none changes the function it is given)."""
+    from ad_compiler.frontend import lift
+    from ad_compiler.api.signature import spec_of
+    from ad_compiler.passes.pipeline import PIPELINE, optimize
+    from ad_compiler.passes.rewrite import rewrite
+    x, w = np.ones((2, 3)), np.full((3, 2), 0.5)
+    fn = lift(_fresh_function(), (spec_of(x), spec_of(w))).function
+    same = rewrite(fn, lambda b, op, inputs: None)
+    assert [id(op) for op in same.body.ops] == [id(op) for op in fn.body.ops]
+    assert same.args == fn.args and same.body is not fn.body
+    before = str(fn)
+    optimize(fn, PIPELINE)
+    assert str(fn) == before

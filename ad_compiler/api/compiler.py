@@ -15,6 +15,7 @@ from ..passes.algebra import gradient_pipeline
 from ..passes.primal import prepare_for_reverse
 import numpy as np
 
+from ..backends import backend_of_values
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import PIPELINE, optimize
@@ -45,7 +46,16 @@ class Entry:
     #                              len(effects) value outputs are their new values
     randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
     sens_tree: object = None     # the part of ``out_tree`` the sensitivity is for
+    backend: object = None       # the inputs' array backend (backends.py), None for NumPy:
+    #                              compiled without buffer reuse, seeds passed as arguments
     _compiled: object = field(default=None, repr=False)
+
+    def seeds(self) -> list:
+        """The output seeds a call passes (ones made by the backend, see
+        :func:`build_entry`); none for NumPy inputs, whose seeds are constants."""
+        if self.backend is None:
+            return []
+        return [self.backend.ones(t.shape, t.dtype) for t in self.sens_types]
 
     def read_state(self, owner):
         """The captured arrays to pass after the Parameters, or None when what the
@@ -59,7 +69,8 @@ class Entry:
             from ..codegen import compile_function
             with _COMPILE_LOCK:
                 if self._compiled is None:
-                    self._compiled = compile_function(self.ir)
+                    self._compiled = compile_function(self.ir,
+                                                      reuse_buffers=self.backend is None)
         return self._compiled
 
 
@@ -218,17 +229,24 @@ def build_entry(fn, config, weights, args) -> Entry:
     n_written = len(lifted.effects)
     seeds = _seeds(config, lifted.out_tree, len(f.outputs) - n_written) + [NONE] * n_written
     check_complex(lifted, fn, seeds)
+    backend = backend_of_values(flatten(args)[0])
+    if backend is not None:  # a seed of ones made by the backend: what derives from it
+        seeds = [ARG if s == ONES else s for s in seeds]  # is the backend's (lazy) array
     with_outputs = config.with_value or config.has_aux or n_written > 0
     f = prepare_for_reverse(f)
     ir = optimize(vjp_function(f, wrt, seeds, with_outputs=with_outputs, name=f"{f.name}_grad"),
                   PIPELINE if with_outputs else gradient_pipeline())
+    if backend is not None:
+        from ..passes.backend import for_backend
+        ir = for_backend(ir)
     return Entry(ir, list(lifted.params), slots, positions, weight_list, weight_index,
                  lifted.out_tree,
                  [v.type for v in f.outputs], [v.type for v, s in zip(f.outputs, seeds) if s == ARG],
                  len(f.outputs) if with_outputs else 0, lifted.captured,
                  make_reader(lifted.captured), effects=lifted.effects,
                  randoms=lifted.randoms,
-                 sens_tree=lifted.out_tree[0] if config.has_aux else lifted.out_tree)
+                 sens_tree=lifted.out_tree[0] if config.has_aux else lifted.out_tree,
+                 backend=backend)
 
 
 def _index_of(w, params):

@@ -60,13 +60,23 @@ def value_tensor(v):
     return v if isinstance(v, float) else wrap(np.asarray(v))
 
 
-def _value(tree, tensors: bool) -> str | None:
+def _value(tree, made: list | None) -> str | None:
     """The expression of the forward output of structure ``tree`` (an output index,
-    or tuples and lists of them), or None for another structure (the general path)."""
+    or tuples and lists of them), or None for another structure (the general path).
+    ``made``: the forward outputs are returned as Tensors; the statements making
+    each (as :func:`value_tensor` makes it) are appended to it, one Tensor per
+    occurrence of an index."""
     if type(tree) is int:
-        return f"value_tensor(o[{tree}])" if tensors else f"o[{tree}]"
+        if made is None:
+            return f"o{tree}"
+        name = f"fwd{len(made)}"
+        # an ndarray (what a forward output of at least one dimension is) is wrapped
+        # inline; anything else (a float, a NumPy scalar) takes value_tensor
+        made.append(f"if type(o{tree}) is ndarray:\n    {name} = new(Tensor)\n"
+                    f"    {name}._data = o{tree}\nelse:\n    {name} = value_tensor(o{tree})\n")
+        return name
     if type(tree) in (tuple, list):
-        items = [_value(t, tensors) for t in tree]
+        items = [_value(t, made) for t in tree]
         if None in items:
             return None
         return _tuple(items) if type(tree) is tuple else f"[{', '.join(items)}]"
@@ -85,23 +95,28 @@ class _Input(NamedTuple):
     result: Callable
 
 
-def _take(e: str, k, x, ns: dict, counter) -> _Input | None:
-    """How a guard takes argument ``x`` (the expression ``e``) of signature ``k``, or
-    None when it cannot (a guard then never runs: the general path takes the call).
-    Ints, bools, strings and None are checked by value (the code specialises on
-    them); arrays and Tensors of at least one dimension by type, shape and dtype;
-    tuples and lists item by item."""
+def _take(e: str, k, x, ns: dict, counter, first: str | None = None) -> _Input | None:
+    """How a guard takes argument ``x`` (the expression ``e``; ``first``, its first
+    mention in the checks, may bind ``e``) of signature ``k``, or None when it cannot
+    (a guard then never runs: the general path takes the call). Ints, bools, strings
+    and None are checked by value (the code specialises on them); arrays and Tensors
+    of at least one dimension by type, shape and dtype; tuples and lists item by item,
+    each item bound to a name at its first check."""
+    first = first or e
     if k == PYFLOAT:
-        return _Input([f"type({e}) is float"], [e], [k], next)
+        return _Input([f"type({first}) is float"], [e], [k], next)
     kind = k[0]
     if kind == "static":
         t, value = k[1], k[2]
         if value is None:
-            check = f"{e} is None"
+            check = f"{first} is None"
         elif t in (int, bool, str):
             i = next(counter)
             ns[f"value{i}"] = value
-            check = f"type({e}) is {t.__name__} and {e} == value{i}"
+            # the same object is that value (the common case: a small int, True, an
+            # interned string): the type and value comparisons are not needed
+            check = (f"{first} is value{i}" if t is bool else
+                     f"({first} is value{i} or type({e}) is {t.__name__} and {e} == value{i})")
         else:
             return None
         return _Input([check], [], [], lambda outs: "None")
@@ -112,19 +127,22 @@ def _take(e: str, k, x, ns: dict, counter) -> _Input | None:
         i = next(counter)
         ns[f"dtype{i}"], ns[f"shape{i}"] = dtype, shape
         if kind == ARRAY:
-            check = (f"type({e}) is ndarray and {e}.shape == shape{i} "
+            check = (f"type({first}) is ndarray and {e}.shape == shape{i} "
                      f"and {e}.dtype is dtype{i}")
             return _Input([check], [e], [kind], next)
-        check = (f"type({e}) is Tensor and (data{i} := {e}._data).shape == shape{i} "
+        check = (f"type({first}) is Tensor and (data{i} := {e}._data).shape == shape{i} "
                  f"and data{i}.dtype is dtype{i}")
         return _Input([check], [f"data{i}"], [kind], next)
     if kind in (tuple, list):
-        items = [_take(f"{e}[{j}]", ik, xi, ns, counter) for j, (ik, xi) in enumerate(zip(k[1], x))]
+        items = []
+        for j, (ik, xi) in enumerate(zip(k[1], x)):
+            name = f"item{next(counter)}"
+            items.append(_take(name, ik, xi, ns, counter, f"({name} := {e}[{j}])"))
         if None in items:
             return None
         brackets = "()" if kind is tuple else "[]"
         comma = "," if kind is tuple and len(items) == 1 else ""
-        return _Input([f"type({e}) is {kind.__name__} and len({e}) == {len(items)}"]
+        return _Input([f"type({first}) is {kind.__name__} and len({e}) == {len(items)}"]
                       + [c for it in items for c in it.checks],
                       [leaf for it in items for leaf in it.leaves],
                       [kd for it in items for kd in it.kinds],
@@ -195,7 +213,7 @@ def guarded(config, entry, args, key, miss, owner=None, params=None, qualname="c
     ns = {"ndarray": np.ndarray, "Tensor": Tensor, "new": object.__new__, "fn": entry.compiled.fn,
           "value_tensor": value_tensor, "as_tensor": as_tensor,
           "owner": owner, "MISS": MISS, "miss": miss}
-    read, outs = (reader_code(entry.captured, ns, "{fail}", strong_roots=True)
+    read, outs = (reader_code(entry.captured, ns, "{fail}", strong_roots=True, combined=True)
                   if entry.captured else ("", []))
     names = [f"a{i}" for i in range(len(key))]
     body = _body(config, entry, args, key, names, ns, outs, tensors)
@@ -242,25 +260,27 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
     if len(kinds) + len(weights) != len(entry.ir.outputs) - nv:
         return None
     # each gradient of the input's type (signature.to_input_type); a Tensor made as
-    # tensor.wrap makes it, without the call
+    # tensor.wrap makes it, without the call; the outputs are unpacked into o0, o1 ...
     made = [(i, nv + i) for i, kd in enumerate(kinds) if kd == TENSOR]
     made += [(len(kinds) + k, nv + len(kinds) + k) for k, w in enumerate(weights) if w.ndim]
-    wraps = "".join(f"grad{i} = new(Tensor)\ngrad{i}._data = o[{j}]\n" for i, j in made)
+    wraps = "".join(f"grad{i} = new(Tensor)\ngrad{i}._data = o{j}\n" for i, j in made)
     # (a Python float's gradient may come as a 0-d array even when weak: a folded zero)
-    o = iter([f"grad{i}" if kd == TENSOR else f"float(o[{nv + i}])" if kd == PYFLOAT
-              else f"o[{nv + i}]" for i, kd in enumerate(kinds)])
+    o = iter([f"grad{i}" if kd == TENSOR else f"float(o{nv + i})" if kd == PYFLOAT
+              else f"o{nv + i}" for i, kd in enumerate(kinds)])
     results = [it.result(o) for it in selected]
-    weight_grads = [f"grad{len(kinds) + k}" if w.ndim else f"as_tensor(o[{nv + len(kinds) + k}])"
+    weight_grads = [f"grad{len(kinds) + k}" if w.ndim else f"as_tensor(o{nv + len(kinds) + k})"
                     for k, w in enumerate(weights)]
     expr = _arranged(config, results, weight_grads)
     if expr is None:
         return None
     if config.with_value or config.has_aux:   # as packing.assemble arranges them
-        value = _value(entry.out_tree, tensors)
+        values = [] if tensors else None
+        value = _value(entry.out_tree if config.with_value else tuple(entry.out_tree[1:]),
+                       values)
         if value is None:
             return None
-        expr = (f"({value}, {expr})" if config.with_value
-                else f"({expr}, {_tuple(_value(t, tensors) for t in entry.out_tree[1:])})")
+        expr = f"({value}, {expr})" if config.with_value else f"({expr}, {value})"
+        wraps = "".join(values or ()) + wraps
     checks = [c for it in inputs for c in it.checks]
     if entry.weights:  # a weight's requires_grad changes the result: it bumps the epoch
         ns["cells"], ns["epoch"] = _cells(), _cells().EPOCH
@@ -268,16 +288,16 @@ def _body(config, entry, args, key, names, ns, outs, tensors) -> tuple[list[str]
     leaves = [leaf for it in inputs for leaf in it.leaves]
     leaves += [f"param{j}._data" for j in range(len(entry.params))]
     call = f"fn({', '.join(leaves + outs)})"
+    n_outs = len(entry.ir.outputs)
+    unpack = _tuple([f"o{i}" for i in range(n_outs)])[1:-1]
+    if expr == "o0" and not wraps and not entry.effects:
+        return checks, f"return {call}[0]"
+    if expr == _tuple([f"o{i}" for i in range(n_outs)]) and not wraps and not entry.effects:
+        return checks, f"return {call}"   # the generated function's outputs already are the result
     if entry.effects:  # the Parameters the code writes are set first (packing.pack)
         ns["write"] = partial(write_parameters, entry)
-        wraps = "write(o)\n" + wraps
-    if expr == "o[0]" and not wraps:
-        ret = f"return {call}[0]"
-    elif expr == _tuple([f"o[{i}]" for i in range(len(entry.ir.outputs))]) and not wraps:
-        ret = f"return {call}"   # the generated function's outputs already are the result
-    else:
-        ret = f"o = {call}\n{wraps}return {expr}"
-    return checks, ret
+        return checks, f"o = {call}\nwrite(o)\n{unpack} = o\n{wraps}return {expr}"
+    return checks, f"{unpack} = {call}\n{wraps}return {expr}"
 
 
 def _cells():

@@ -172,7 +172,12 @@ class GradFunction:
         extra += [draw() for _, draw in entry.randoms]
         if sens is not None:
             extra += packing.flatten_sens(sens, entry)
-        outs = entry.compiled.fn(*leaves, *extra)
+        if entry.backend is not None:
+            from ..backends import run_compiled
+            outs = run_compiled(entry, *leaves, *extra, *([] if sens is not None
+                                                          else entry.seeds()))
+        else:
+            outs = entry.compiled.fn(*leaves, *extra)
         key = fast_key(args)
         if self._params is None:
             self._params = parameter_names(self.fn)

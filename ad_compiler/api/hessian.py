@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..backends import refuse_in
 from ..errors import UnsupportedOperationError
 from .grad import Positions, grad
 
@@ -36,6 +37,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     from .transforms import _positions
 
     def second_derivatives(*args):
+        refuse_in(args, "hessian")
         pos = _positions(grad_position, len(args))
         rows = tuple(_jacobian(_component(grad(fn, i)), pos, args) for i in pos)
         if isinstance(grad_position, int):

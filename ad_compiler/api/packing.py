@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Value
 from ..tensor import Tensor, unwrap, wrap
+from ..backends import backend_of
 from .signature import TENSOR, flatten, leaf_kind, to_input_type, unflatten_like
 
 
@@ -51,7 +52,7 @@ def flatten_sens(sens, entry) -> list:
     types = entry.sens_types
     if len(leaves) != len(types):
         leaves = _without_constant_outputs(leaves, entry.sens_tree, len(types))
-    return [_check_sens(s, t, i) for i, (s, t) in enumerate(zip(leaves, types))]
+    return [_check_sens(s, t, i, entry) for i, (s, t) in enumerate(zip(leaves, types))]
 
 
 def _without_constant_outputs(leaves, tree, n: int) -> list:
@@ -91,11 +92,20 @@ def sens_values(b, sens, entry) -> list:
             else s for s, t in zip(leaves, entry.sens_types)]
 
 
-def _check_sens(s, t, i):
+def _check_sens(s, t, i, entry=None):
     if isinstance(s, Value):  # inlined into compiled code: its type is known
         _check_sens_array(s.type, t, i)
         return s
     arr = unwrap(s)
+    backend = backend_of(arr)
+    if backend is not None:  # kept as it is: a lazy sensitivity gives lazy gradients
+        if getattr(entry, "backend", None) is not backend:
+            raise GradTypeError(
+                f"sens[{i}] is a {backend.name} array but the inputs are NumPy arrays: the "
+                "gradient was compiled for NumPy (with buffer reuse)",
+                hint="pass the inputs as arrays of the same backend, or a NumPy sensitivity")
+        _check_sens_array(arr, t, i)
+        return arr
     if not _is_real_number(arr) and not (t.dtype.kind == "c" and _is_complex_number(arr)):
         raise GradTypeError(f"sens[{i}] is {_describe(arr)}, not a real-valued number or array: "
                             f"the sensitivity of output {i} must be an array of its shape "

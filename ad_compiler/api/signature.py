@@ -7,6 +7,9 @@ complex. Everything else
 (Python ints and bools, None, strings, objects) is *static*: a compile-time
 constant, part of the cache key by value.
 
+Arrays of another backend (Dask, CuPy: :mod:`ad_compiler.backends`) are dynamic
+leaves too, kept as they are (never converted to NumPy: a Dask array stays lazy).
+
 Some inputs are refused with a :class:`~ad_compiler.errors.GradTypeError` naming
 the argument, what it is and what to pass instead (:func:`refusal`): arrays whose dtype is not a number (object, strings, dates),
 ``np.matrix``, masked arrays and other ndarray subclasses (their operators and
@@ -22,11 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends import backend_of, check_shape, is_backend_array
 from ..errors import GradTypeError
 from ..ir.core import AType, Value
 from ..tensor import Tensor
 
 TENSOR, ARRAY, NPSCALAR, PYFLOAT, PYCOMPLEX, VALUE = "T", "A", "S", "F", "C", "V"
+#: an array of another backend than NumPy (a Dask or CuPy array: ad_compiler/backends.py)
+BACKEND = "B"
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ def leaf_kind(x) -> str | None:
         return ARRAY
     if isinstance(x, Value):  # an IR value: the gradient is being inlined into compiled code
         return VALUE
+    if backend_of(x) is not None:
+        return BACKEND
     return None
 
 
@@ -106,6 +114,11 @@ def _sig(x):
             return kind
         if kind == VALUE:
             return (VALUE, x.type)
+        if kind == BACKEND:
+            backend = backend_of(x)
+            if np.dtype(x.dtype).kind not in _NUMERIC_KINDS:
+                raise _Refused(x)
+            return (BACKEND, backend.name, np.dtype(x.dtype), check_shape(x, backend))
         arr = x.asnumpy() if kind == TENSOR else x
         dtype = arr.dtype
         if (dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC_KINDS
@@ -196,6 +209,8 @@ def spec_of(x):
     kind = leaf_kind(x)
     if kind == VALUE:
         return x.type
+    if kind == BACKEND:
+        return AType(tuple(x.shape), np.dtype(x.dtype), False)
     if kind is not None:
         return AType.of(x.asnumpy() if kind == TENSOR else x)
     t = type(x)
@@ -229,4 +244,6 @@ def to_input_type(g, kind: str):
         return complex(g)
     if kind == NPSCALAR:
         return np.asarray(g)[()]
-    return g if type(g) is np.ndarray else np.asarray(g)
+    if type(g) is np.ndarray or kind == BACKEND or is_backend_array(g):
+        return g  # a NumPy input's gradient computed from backend arrays stays lazy
+    return np.asarray(g)

@@ -109,7 +109,8 @@ def changed_read(state, owner):
     return None if k is None else state.reads[k]
 
 
-def reader_code(state, ns: dict, fail: str, strong_roots: bool = False) -> tuple[str, list[str]]:
+def reader_code(state, ns: dict, fail: str, strong_roots: bool = False,
+                combined: bool = False) -> tuple[str, list[str]]:
     """The statements that read and check ``state`` (running ``fail`` when a check
     fails, with ``{k}`` replaced by the index of the read; exceptions are the
     caller's to catch) and the expressions of the captured arrays. The objects they
@@ -119,9 +120,18 @@ def reader_code(state, ns: dict, fail: str, strong_roots: bool = False) -> tuple
     function, objects whose attributes it reads) strongly, saving a weak
     reference's call per root; for code that lives no longer than the roots'
     owner (the fast path's guard lives in the gradient function, which holds
-    the differentiated function anyway)."""
+    the differentiated function anyway).
+
+    ``combined``: consecutive checked reads are one condition, each read bound where
+    it is checked (``(v1 := r0.x) is e1 and ...``): the same reads and checks in the
+    same order, with one ``fail`` for all (``fail`` must then not name ``{k}``)."""
     ns.update(ndarray=np.ndarray, MethodType=types.MethodType, matches=matches)
-    body = []
+    body, conds = [], []
+
+    def flush():
+        if conds:
+            body.append(f"if not ({' and '.join(conds)}):\n    {fail}")
+            conds.clear()
     if state.epoch is not None:
         from ..nn import cell as cell_module
         ns["cells"] = cell_module
@@ -136,10 +146,16 @@ def reader_code(state, ns: dict, fail: str, strong_roots: bool = False) -> tuple
             names[id(read)] = _held(ns, f"r{k}", Strong(read.step[1]()))
             continue
         name = names[id(read)] = f"v{k}"
-        body.append(f"{name} = {_access(read, names, ns, k)}")
+        access = _access(read, names, ns, k)
+        if combined and (check := _check(read, name, ns, k, f"({name} := {access})")):
+            conds.append(f"({check})")
+            continue
         check = _check(read, name, ns, k)
+        flush()
+        body.append(f"{name} = {access}")
         if check:
             body.append(f"if not ({check}):\n    {fail.replace('{k}', str(k))}")
+    flush()
     return "\n".join(body), [_output(names[id(r)], r) for r in state.arrays]
 
 
@@ -172,41 +188,44 @@ def _plain_name(name) -> bool:
             and (not name.startswith("__") or name.endswith("__")))
 
 
-def _check(read, v: str, ns, k) -> str | None:
+def _check(read, v: str, ns, k, first: str | None = None) -> str | None:
+    """The condition that the value ``v`` of ``read`` is what the code assumed, or
+    None; ``first`` (its first mention) may bind ``v``."""
+    f = first or v
     kind, expected = read.kind, read.expected
     if kind in ("array", "tensor"):
         ns[f"t{k}"], ns[f"s{k}"], ns[f"d{k}"] = expected, read.atype.shape, read.atype.dtype
         data = v if kind == "array" else f"{v}._data"
-        return (f"type({v}) is t{k} and {data}.shape == s{k} "
+        return (f"type({f}) is t{k} and {data}.shape == s{k} "
                 f"and ({data}.dtype is d{k} or {data}.dtype == d{k})")
     if kind == "content":
         t, shape, dtype, data = expected
         ns[f"t{k}"], ns[f"s{k}"], ns[f"d{k}"], ns[f"b{k}"] = t, shape, dtype, data
         arr = v if issubclass(t, np.ndarray) else f"{v}._data"
-        return (f"type({v}) is t{k} and {arr}.shape == s{k} and {arr}.dtype == d{k} "
+        return (f"type({f}) is t{k} and {arr}.shape == s{k} and {arr}.dtype == d{k} "
                 f"and {arr}.tobytes() == b{k}")
     if kind == "param":
         ns[f"e{k}"] = expected
-        return f"{v} is e{k}"
+        return f"{f} is e{k}"
     if kind in ("seq", "dict"):
         t, n, keys = expected
         ns[f"t{k}"], ns[f"e{k}"] = t, keys
-        return f"type({v}) is t{k} and len({v}) == {int(n)}" + (
+        return f"type({f}) is t{k} and len({v}) == {int(n)}" + (
             f" and tuple({v}) == e{k}" if kind == "dict" else "")
     if kind == "equal":
         ns[f"t{k}"], ns[f"e{k}"] = type(expected), expected
-        return f"{v} is e{k} or type({v}) is t{k} and {v} == e{k}"
+        return f"{f} is e{k} or type({v}) is t{k} and {v} == e{k}"
     if kind == "snapshot":
         ns[f"e{k}"] = expected
-        return f"matches({v}, e{k})"
+        return f"matches({f}, e{k})"
     if kind == "method":
         ns[f"f{k}"] = expected[0]
-        return (f"type({v}) is MethodType and {v}.__func__ is f{k} "
+        return (f"type({f}) is MethodType and {v}.__func__ is f{k} "
                 f"and {v}.__self__ is {_held(ns, f'e{k}', expected[1])}")
     if kind == "same":
-        return f"{v} is {_held(ns, f'e{k}', expected)}"
+        return f"{f} is {_held(ns, f'e{k}', expected)}"
     if kind == "type":
-        return f"type({v}) is {_held(ns, f'e{k}', expected)}"
+        return f"type({f}) is {_held(ns, f'e{k}', expected)}"
     # a weakly held root that died is None: reading its children raises, which the
     # caller's ``except Exception`` turns into a failed check (a root is only ever
     # read as the parent of checked reads)

@@ -20,9 +20,10 @@ from .compiler import check_output, check_complex
 from .packing import _value, no_parameter_writes
 from .grad import (Config, GradFunction, Positions, Weights, _check_bool, _check_positions,
                    check_callable)
+from ..backends import refuse_in
 from .signature import PYCOMPLEX, PYFLOAT, TENSOR, leaf_kind, signature
 
-_TYPE = re.compile(r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$")
+_TYPE = r"^(f16|f32|f64|i32|i64)\[([\d,\s]*)\]$"  # re caches it compiled on first use
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
            "i64": np.int64}
 _GUESSES = ("f32[3]", "f32[]", "f32[3,3]", "f32[2,3]", "f32[4,3]")
@@ -33,7 +34,7 @@ def example_from_type(text: str):
     text = text.strip()
     if text == "float":
         return 0.5
-    m = _TYPE.match(text)
+    m = re.match(_TYPE, text)
     if not m:
         raise GradValueError(f"cannot read the type {text!r}", hint="write e.g. f32[3,4], f64[], float")
     shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
@@ -45,7 +46,7 @@ def example_from_type(text: str):
 def _is_type_string(a) -> bool:
     """``'f32[2,3]'`` or ``'float'``: an input described by its type; other strings are
     the function's own (constant) string arguments."""
-    return isinstance(a, str) and (a.strip() == "float" or _TYPE.match(a.strip()) is not None)
+    return isinstance(a, str) and (a.strip() == "float" or re.match(_TYPE, a.strip()) is not None)
 
 
 def _n_inputs(fn) -> int:
@@ -214,6 +215,7 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> t
     check_callable(fn)
     from .packing import set_written
     args, tangents = _as_tuple(inputs), _as_tuple(v)
+    refuse_in(args, "jvp")
     (lifted, _, compiled, _), state, (leaves, kinds, _) = _jvp_entry(fn, args)
     check_output(lifted, has_aux, fn)
     t_leaves = _tangent_leaves(args, tangents, isinstance(inputs, (tuple, list)))
@@ -331,6 +333,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
 
     def jacobian(*args):
         check_callable(fn)
+        refuse_in(args, "jacrev")
         pos = _positions(grad_position, len(args))
         grad_fn = GradFunction(fn, Config(pos, False, True, has_aux, False, False, "grad",
                                           randoms=False))   # one mask for all the rows
@@ -373,6 +376,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
 
     def jacobian(*args):
         check_callable(fn)
+        refuse_in(args, "jacfwd")
         pos = _positions(grad_position, len(args))
         arrays = [np.asarray(_leaf(a)) for a in args]
         jac, aux, out_shape, first = [], None, None, True

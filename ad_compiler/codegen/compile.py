@@ -41,7 +41,7 @@ def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> C
     """Generate, compile and load ``fn`` (an IR Function) as a Python function."""
     name = function_name(fn)
     filename = f"<ad_compiler:{name}:{next(_COUNTER)}>"
-    try:  # astor and compile() recurse once per nested block: on the deep stack
+    try:  # the writer and compile() recurse once per nested block: on the deep stack
         with gc_paused():
             source, namespace, code = on_deep_stack(_generate, fn, filename, comments,
                                                     reuse_buffers)

@@ -38,9 +38,9 @@ The tree is built from the standard :mod:`ast` nodes rather than gast: gast's
 version-neutral nodes buy nothing for source generated for the running
 interpreter, and they cost time on every first call (for a 50-op function,
 ``gast.parse`` per op and ``gast.gast_to_ast`` add about 2 ms to the 1.7 ms that
-all of code generation and compilation take). astor writes the source; a small
-subclass of its generator adds comment lines and keeps the parentheses of the
-returned tuple. Long lines are not wrapped: one statement stays one line.
+all of code generation and compilation take). :mod:`.unparse` writes the source as
+astor does, with comment lines and the parentheses of the returned tuple. Long
+lines are not wrapped: one statement stays one line.
 """
 from __future__ import annotations
 
@@ -49,13 +49,13 @@ import math
 import os
 from typing import Callable
 
-import astor
 import numpy as np
 
 from ..ad import rules
 from ..errors import IRError
-from ..ir.names import Namespace, one_line
+from ..ir.names import Namespace
 from . import floats, inplace, tapes
+from .unparse import expression, placeholders, statement, unparse
 
 #: prim name -> ``emitter(op, ctx: EmitContext) -> list[ast.stmt]`` for ops with regions
 STRUCTURAL_EMIT: dict[str, Callable] = {}
@@ -201,12 +201,17 @@ class EmitContext:
             return [assign([self.name(op.result)], self.expr(template.format(self.name(x))))]
         prim = rules.get(op.prim)
         k = self._reuse.get(id(op))
-        if k is not None:
-            form, names = prim.inplace[k], [self.name(v) for v in op.inputs]
-            source = form(names, **{p: self._param(op, p) for p in op.params}) \
-                if callable(form) else form.format(*names)
-            return [ast.parse(source).body[0]]
-        value = self.expr(self._call_source(op, prim), op)
+        names, inputs = [self.name(v) for v in op.inputs], placeholders(len(op.inputs))
+        if k is not None:  # the template is filled with placeholders, rendered once per text
+            form = prim.inplace[k]
+            source = form(inputs, **{p: self._param(op, p) for p in op.params}) \
+                if callable(form) else form.format(*inputs)
+            return [statement(source, names)]
+        try:
+            value = expression(self._call_source(op, prim, inputs), names)
+        except SyntaxError:
+            source = self._call_source(op, prim, names)
+            raise IRError(f"primitive {op.prim!r} produced invalid Python: {source!r}") from None
         return [assign([self.name(r) for r in op.results], value)]
 
     # -- expressions -----------------------------------------------------------
@@ -218,8 +223,7 @@ class EmitContext:
             what = f"primitive {op.prim!r}" if op is not None else "codegen"
             raise IRError(f"{what} produced invalid Python: {source!r}") from None
 
-    def _call_source(self, op, prim) -> str:
-        inputs = [self.name(v) for v in op.inputs]
+    def _call_source(self, op, prim, inputs: list) -> str:
         if callable(prim.emit):
             return prim.emit(inputs, **{k: self._param(op, k) for k in op.params})
         n, used = rules.template_fields(prim.emit)
@@ -236,7 +240,7 @@ class EmitContext:
             hint = op.results[0].hint if op.results and op.results[0].hint else op.prim
             source = self.entry(value, scalar_name(value) or f"{hint}_{key}")
         # parenthesised so that substitution never changes precedence (``{p} ** 2``
-        # with p = -2); astor drops the parentheses wherever they are redundant
+        # with p = -2); unparse drops the parentheses wherever they are redundant
         return f"({source})"
 
 
@@ -322,7 +326,7 @@ def _numpy_type(t: type) -> str | None:
 # -- nodes and writing -----------------------------------------------------------
 
 class Comment(ast.stmt):
-    """A ``# text`` line; astor writes it, the compiler never sees a node for it.
+    """A ``# text`` line; :func:`unparse` writes it, the compiler never sees a node for it.
 
     Its text is written through :func:`~ad_compiler.ir.names.one_line`: a file
     name or source line holding a line break stays inside the comment.
@@ -349,23 +353,3 @@ def assign(targets: list, value: ast.expr) -> ast.stmt:
 
 def _load(name: str) -> ast.Name:
     return ast.Name(id=name, ctx=ast.Load())
-
-
-class _Writer(astor.SourceGenerator):
-    """astor's generator plus :class:`Comment` lines and ``return (a,)`` with parentheses."""
-
-    def visit_Comment(self, node):
-        self.statement(node, "# " + one_line(node.text))
-
-    def visit_Return(self, node):
-        if not isinstance(node.value, ast.Tuple):
-            return super().visit_Return(node)
-        elts = node.value.elts
-        self.statement(node, "return (")
-        self.comma_list(elts, len(elts) == 1)
-        self.write(")")
-
-
-def unparse(tree: ast.AST) -> str:
-    """Source of ``tree``; long lines stay whole (one statement per line)."""
-    return astor.to_source(tree, pretty_source="".join, source_generator_class=_Writer)

@@ -37,6 +37,7 @@ from functools import partial
 import gast
 
 from ..errors import UnsupportedOperationError
+from .nodes import walk
 
 _BODIES = ("body", "orelse", "finalbody")
 #: the names of the lists comprehensions build start with it (not a valid user name
@@ -68,8 +69,11 @@ def data_dependent_length():
 def desugar_comprehensions(node) -> None:
     """Rewrite, in place, the simple comprehensions of ``node``'s statements, and
     give each ``lambda`` whose body holds one an ``as_def`` (see :func:`lambda_as_def`)."""
+    found = walk(node)
+    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in found):
+        return  # nothing to rewrite
     counter = [0]
-    for lam in [n for n in gast.walk(node) if isinstance(n, gast.Lambda)]:
+    for lam in [n for n in found if isinstance(n, gast.Lambda)]:
         lambda_as_def(lam, counter)
     _rewrite_bodies(node, counter)
 
@@ -78,7 +82,7 @@ def lambda_as_def(node, counter=None):
     """A ``lambda`` whose body holds a comprehension, as the ``def`` it means
     (``def <lambda>(args): return body``, comprehensions rewritten), kept on the
     lambda as ``as_def`` (the fence and the lifter read it); None for other lambdas."""
-    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(node.body)):
+    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in walk(node.body)):
         return None
     if getattr(node, "as_def", None) is None:
         ret = gast.copy_location(gast.Return(value=node.body), node.body)
@@ -157,7 +161,7 @@ class _Hoister:
         self._rewrite([(node.generators[0], "iter")])
         k = self.counter[0]
         self.counter[0] += 1
-        inner_comps = [n for n in gast.walk(node.elt)
+        inner_comps = [n for n in walk(node.elt)
                        if isinstance(n, (gast.ListComp, gast.GeneratorExp))]
         for inner_comp in inner_comps:  # a list of lists: Python lists all the way down
             inner_comp.unrolled = True
@@ -205,7 +209,7 @@ def _name(ident: str, ctx):
 
 def _rename(tree, renames: dict):
     """``tree`` with the names in ``renames`` renamed, in place."""
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
     return tree
@@ -213,6 +217,6 @@ def _rename(tree, renames: dict):
 
 def _locate(tree, node) -> None:
     """Give every node of ``tree`` that has no location ``node``'s location."""
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
             gast.copy_location(n, node)

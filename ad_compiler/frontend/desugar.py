@@ -23,6 +23,7 @@ appends to a list. Facts are cached per node for the life of one lift.
 from __future__ import annotations
 
 import gast
+from .nodes import children
 
 RETURNED, RESULT, BROKE, CONTINUED = "<returned>", "<result>", "<break>", "<continue>"
 #: flag names, in the order a guard tests them (a return outranks a break ...)
@@ -158,7 +159,7 @@ def _walk(node, stop=_SCOPES):
         n = todo.pop()
         yield n
         if not isinstance(n, stop):
-            todo.extend(reversed(list(gast.iter_child_nodes(n))))
+            todo.extend(reversed(children(n)))
 
 
 def _reads(node) -> frozenset:

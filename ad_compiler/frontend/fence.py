@@ -17,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..errors import UnsupportedSyntaxError
+from .nodes import children
 
 #: node type -> (what it is, what to write instead)
 _REJECTED = {
@@ -47,6 +48,10 @@ if hasattr(gast, "TryStar"):
     _REJECTED[gast.TryStar] = _REJECTED[gast.Try]
 
 
+#: nodes with no problem and nothing under them but a context (Load, Store, Del)
+_LEAVES = frozenset({gast.Name, gast.Constant, gast.Load, gast.Store, gast.Del})
+
+
 def fence(tree, source) -> None:
     """Raise UnsupportedSyntaxError at the first construct of ``tree`` (in source
     order) the lifter cannot lift. The walk is a loop, not a recursion: a sum of
@@ -63,7 +68,8 @@ def fence(tree, source) -> None:
                                          hint=hint)
         # a raise (with its f-string message) is fine in a branch that is not taken
         in_raise = in_raise or isinstance(node, (gast.Raise, gast.Assert))
-        todo.extend((child, in_raise) for child in reversed(list(gast.iter_child_nodes(node))))
+        todo.extend((child, in_raise) for child in reversed(children(node))
+                    if type(child) not in _LEAVES)
 
 
 def _problem(node, in_raise: bool):

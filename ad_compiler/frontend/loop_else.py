@@ -24,6 +24,7 @@ nothing: the statements after the loop do not run, the ``else`` clause included.
 from __future__ import annotations
 
 import gast
+from .nodes import walk
 
 _BODIES = ("body", "orelse", "finalbody")
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -107,7 +108,7 @@ def _name(ident: str, ctx):
 
 
 def _located(new, where):
-    for n in gast.walk(new):
+    for n in walk(new):
         if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return new

@@ -90,7 +90,8 @@ def parse_function(fn) -> Parsed:
             parsed = Parsed(parsed.node.as_def, parsed.source)  # it holds a comprehension
         if isinstance(parsed.node, gast.FunctionDef):
             desugar_loop_else(parsed.node)
-            desugar_comprehensions(parsed.node)
+            if any("for" in line for line in parsed.source.lines):  # none without 'for'
+                desugar_comprehensions(parsed.node)
         fence(parsed.node, parsed.source)
     except RecursionError as exc:  # Python's parser, or gast's conversion of its tree
         if exhausted(exc):  # the stack was used up before: the caller says where

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..ir.core import Value
 from .captured import is_library_globals, is_library_module
+from .nodes import children
 
 class _Marker:
     def __init__(self, name: str):
@@ -210,4 +211,4 @@ def _collect_stores(node, found: set) -> None:
             todo.extend(node.args.defaults)
             todo.extend(d for d in node.args.kw_defaults if d is not None)
         elif not isinstance(node, gast.Lambda):  # their bodies are their own scopes
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(children(node))

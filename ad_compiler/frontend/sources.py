@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import __future__
 import ast
-import hashlib
 import inspect
 import linecache
 import threading
@@ -27,7 +26,7 @@ from ..errors import SourceLoc, UnsupportedSyntaxError
 
 _LOCK = threading.Lock()
 _VERIFIED: dict[str, list] = {}          # file -> the lines verified last
-_INDEX: dict[tuple, dict] = {}           # (file, digest of text, ...) -> {line: [code ...]}
+_INDEX: dict[tuple, dict] = {}           # (file, text, ...) -> {line: [code ...]}
 #: the code flags of ``from __future__`` imports (exec'd code may inherit them)
 _FUTURE = 0
 for _name in __future__.all_feature_names:
@@ -80,7 +79,7 @@ def _defines(lines, file: str, code, pytest_rewritten: bool) -> bool:
     for text in (_top_level_block(lines, code.co_firstlineno), "".join(lines)):
         if text is None:
             continue
-        key = (file, hashlib.blake2b(text.encode()).digest(), pytest_rewritten, flags)
+        key = (file, text, pytest_rewritten, flags)  # the text itself: no digest to trust
         index = _INDEX.get(key)
         if index is None:
             index = _INDEX[key] = _index(text, file, pytest_rewritten, flags)
@@ -126,12 +125,58 @@ def block_at(lines: list, start: int) -> list:
     key = (id(lines), start)
     hit = _BLOCKS.get(key)
     if hit is None or hit[0] is not lines:
-        hit = (lines, inspect.getblock(lines[start:]))
+        hit = (lines, _indented_block(lines, start) or inspect.getblock(lines[start:]))
         with _BLOCKS_LOCK:
             if len(_BLOCKS) >= 64:
                 del _BLOCKS[next(iter(_BLOCKS))]
             _BLOCKS[key] = hit
     return list(hit[1])
+
+
+def _indented_block(lines: list, start: int) -> list | None:
+    """What ``inspect.getblock`` finds, found without tokenizing (whose first use
+    compiles a large regular expression): the lines up to the next code line indented
+    no deeper than the statement's header (decorators skipped), without trailing
+    blank and comment lines. A line indented that little inside the statement can only
+    continue an open bracket, string or backslash, so the lines before it do not
+    parse: then (and for tab indentation) None, and the caller tokenizes."""
+    header = start
+    while header < len(lines) and lines[header].lstrip().startswith("@"):
+        header += 1
+    if header >= len(lines):
+        return None
+    indent, body = _indent(lines[header]), None
+    end = header + 1
+    while end < len(lines):
+        text = lines[end].strip()
+        if text and not text.startswith("#"):
+            if _indent(lines[end]) <= indent:
+                break
+            body = _indent(lines[end]) if body is None else body
+        end += 1
+    # trailing blank lines go, and comments unless indented like the body (as getblock)
+    while end > header + 1 and not _code_or_body_comment(lines[end - 1], body):
+        end -= 1
+    block = lines[start:end]
+    if any("\t" in line[:_indent(line)] for line in block):
+        return None
+    text = "".join(block) if not indent else "if 1:\n" + "".join(block)
+    try:
+        compile(text, "<block>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError):
+        return None
+    return block
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _code_or_body_comment(line: str, body: int | None) -> bool:
+    text = line.strip()
+    if not text.startswith("#"):
+        return bool(text)
+    return body is not None and _indent(line) >= body
 
 
 def _import_lines(lines):

@@ -58,6 +58,8 @@ def sanitize(hint: str | None) -> str:
     """
     if not hint:
         return "v"
+    if type(hint) is str and hint.isascii() and hint.isidentifier():
+        return hint  # what the steps below make of it
     # NFKC is what Python's parser applies; NFKD then splits accents off letters
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(hint)))
     plain = "".join(_spelled(c) for c in decomposed if not unicodedata.combining(c))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ad import rules
 from ..ir.core import AType
+from ..ir.dims import _param_key
 
 
 def sample(t: AType):
@@ -20,6 +21,26 @@ def sample(t: AType):
 
 
 def result_type(name: str, *types: AType, **params) -> tuple[np.dtype, bool]:
+    """NumPy's result dtype (and weakness) of primitive ``name`` on ``types``: its
+    implementation run on samples, once per dtypes, weaknesses and params (the
+    samples depend on nothing else; shapes do not matter)."""
+    try:
+        key = (name, tuple((t.dtype, t.weak) for t in types),
+               tuple((k, _param_key(v)) for k, v in params.items()))
+        hit = _RESULT_TYPES.get(key)
+    except TypeError:  # a param that is no static key
+        return _run_on_samples(name, types, params)
+    if hit is None:
+        if len(_RESULT_TYPES) >= 10_000:
+            _RESULT_TYPES.clear()
+        hit = _RESULT_TYPES[key] = _run_on_samples(name, types, params)
+    return hit
+
+
+_RESULT_TYPES: dict = {}
+
+
+def _run_on_samples(name: str, types, params) -> tuple[np.dtype, bool]:
     with np.errstate(all="ignore"):
         out = rules.get(name).impl(*(sample(t) for t in types), **params)
     t = AType.of(out)

@@ -20,7 +20,6 @@ Invariants:
 """
 from __future__ import annotations
 
-import string
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from ._batch import batch_einsum
 from .shape import transpose_to
 
 F = "linalg"
-LETTERS = string.ascii_letters
+LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # string.ascii_letters
 
 
 # -- parsing ---------------------------------------------------------------------------

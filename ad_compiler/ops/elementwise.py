@@ -414,19 +414,25 @@ def _is_inexact(dtype) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
-primitive(
-    # np.asarray returns its input when the dtype already matches; another dtype is a copy
-    "cast", view=lambda op: op.inputs[0].type.dtype == op.result.type.dtype,
-    emit="np.asarray({0}, dtype={dtype})", family=F,
+_CAST_RULES = dict(
+    view=lambda op: op.inputs[0].type.dtype == op.result.type.dtype,
+    family=F,
     infer=lambda t, *, dtype: t.with_dtype(dtype),
     # a cast to an integer or bool dtype (int(v), astype(int)) is a step function:
     # no gradient flows through it
     vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x) if _is_inexact(dtype) else None,),
     jvp=lambda b, t, out, x, *, dtype: b.cast(t[0], dtype=dtype) if _is_inexact(dtype) else None,
-    # float64 targets: finite differences cannot see through a float32 rounding
-    # (the float32 check still casts float32 inputs up and expects float32 back)
-    examples=[ex((2, 3), dtype=np.dtype("float64")), ex(float, dtype=np.dtype("float64"))],
 )
+# np.asarray returns its input when the dtype already matches; another dtype is a copy
+primitive("cast", emit="np.asarray({0}, dtype={dtype})", **_CAST_RULES,
+          # float64 targets: finite differences cannot see through a float32 rounding
+          # (the float32 check still casts float32 inputs up and expects float32 back)
+          examples=[ex((2, 3), dtype=np.dtype("float64")), ex(float, dtype=np.dtype("float64"))])
+# the cast of an array of another backend (a Dask or CuPy array, ad_compiler/backends.py):
+# the array's own method, where np.asarray would compute a lazy array into a NumPy one.
+# passes/backend.py turns casts of arrays into it; Python numbers have no .astype
+primitive("astype", emit="{0}.astype({dtype}, copy=False)", **_CAST_RULES,
+          examples=[ex((2, 3), dtype=np.dtype("float64"))])
 
 
 @method("astype")

@@ -16,7 +16,7 @@ meanings (``axis=()`` means all axes in the reductions, as in MindSpore).
 """
 from __future__ import annotations
 
-import inspect
+import functools
 
 import numpy as np
 
@@ -67,8 +67,9 @@ def functional(lower, name: str | None = None):
     op.__name__ = op.__qualname__ = name or lower.__name__
     op.__doc__ = lower.__doc__
     op.__module__ = __name__
-    signature = inspect.signature(lower)  # help(ops.sum) shows (input, dim=None, ...)
-    op.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    # help(ops.sum) shows (input, dim=None, ...): the lowering with its builder bound,
+    # whose signature inspect computes when asked (not for every op at import)
+    op.__wrapped__ = functools.partial(lower, _EAGER)
     register_lowering(op, lower)
     return op
 

@@ -24,6 +24,15 @@ the code it changes):
   every ``d`` is finite and nonzero; where one is 0 or infinite (``log(0)``), the
   literal adjoint is ``nan`` or infinite and this one may be finite.
 
+* ``x ** 2`` of a float array -> ``x * x``: NumPy computes it as ``np.square(x)``,
+  the same correctly rounded product; as a product, cse shares it with an ``x * x``
+  elsewhere;
+* ``(c / d) * y`` -> ``(c * y) / d`` (``y / d`` for ``c == 1``): one division where a
+  quotient's adjoint makes a reciprocal first; up to the rounding of one product;
+* like terms of a sum of products collected (``passes/terms.py``: equal monomials
+  merged, cancelled ones dropped, each coefficient and common factor written once,
+  products of sums multiplied out where that is cheaper): equal in exact arithmetic.
+
 Only the exact rules run in ``algebra`` (the pipeline's pass: the function may
 return forward values, which must be Python's bit for bit); ``gradient_algebra``
 runs them all, for a function that returns gradients only (``grad``, not
@@ -40,6 +49,7 @@ import numpy as np
 
 from ..ad.rules import has_effect
 from ..ir.core import AType, Function
+from .dce import dce
 from .rewrite import rewrite
 
 REWRITES: dict[str, list[Callable]] = {}
@@ -47,14 +57,21 @@ REWRITES: dict[str, list[Callable]] = {}
 ROUNDING: set = set()
 
 
-def rewrites(*prims, exact=True):
+#: the rules whose results other rules read only in a second round of the pass
+AGAIN: set = set()
+
+
+def rewrites(*prims, exact=True, again=False):
     """Register ``rule(b, op, inputs, uses) -> new values | None`` for these primitives;
-    ``exact=False`` for a rule exact only up to rounding."""
+    ``exact=False`` for a rule exact only up to rounding; ``again=True`` for a rule
+    whose result others may rewrite further (the pass then runs a second round)."""
     def register(rule):
         for p in prims:
             REWRITES.setdefault(p, []).append(rule)
         if not exact:
             ROUNDING.add(rule)
+        if again:
+            AGAIN.add(rule)
         return rule
     return register
 
@@ -76,6 +93,7 @@ class Uses:
             for v in block.results:
                 self.count[id(v)] = self.count.get(id(v), 0) + 1
         self.old_of: dict[int, object] = {}
+        self._fn, self._inside = fn, None
 
     def see(self, op, inputs) -> None:
         for old, new in zip(op.inputs, inputs):
@@ -84,6 +102,14 @@ class Uses:
     def of(self, v) -> int:
         old = self.old_of.get(id(v))
         return 2 if old is None else self.count.get(id(old), 0)
+
+    def inside(self, v) -> bool:
+        """``v`` (old, or new and paired) is inside a sum tree, below its root
+        (:func:`.terms.interior`)."""
+        if self._inside is None:
+            from .terms import interior
+            self._inside = interior(self._fn, self.count)
+        return id(self.old_of.get(id(v), v)) in self._inside
 
 
 def algebra(fn: Function) -> Function:
@@ -94,8 +120,12 @@ def algebra(fn: Function) -> Function:
 def gradient_algebra(fn: Function) -> Function:
     """Every rewrite, those exact up to rounding too: for a function that returns
     gradients only (its forward values are never seen, and a gradient is a
-    derivative up to rounding anyway)."""
-    return _run(fn, rounding=True)
+    derivative up to rounding anyway). A second round runs when a rule of
+    :data:`AGAIN` fired: what it builds (the terms of ``cancel_divisions``) is read
+    by the others only then."""
+    fired: list = []
+    fn = _run(fn, rounding=True, fired=fired)
+    return _run(dce(fn), rounding=True) if AGAIN.intersection(fired) else fn
 
 
 def gradient_pipeline() -> list:
@@ -104,7 +134,7 @@ def gradient_pipeline() -> list:
     return [gradient_algebra if p is algebra else p for p in PIPELINE]
 
 
-def _run(fn: Function, rounding: bool) -> Function:
+def _run(fn: Function, rounding: bool, fired: list | None = None) -> Function:
     uses = Uses(fn)
 
     def rule(b, op, inputs):
@@ -117,6 +147,8 @@ def _run(fn: Function, rounding: bool) -> Function:
             with b.at(op.loc):
                 new = r(b, op, inputs, uses)
             if new is not None and new[0].type == op.result.type:
+                if fired is not None:
+                    fired.append(r)
                 return new
         return None
     return rewrite(fn, rule)
@@ -287,9 +319,43 @@ def small_power(b, op, inputs, uses):
     return [b.mul(square, x if n == 3 else square, hint=op.result.hint)]
 
 
-# -- divisions cancelled by factors of the same product -----------------------------
+# -- x ** 2 as a product; a reciprocal times a value as a division -----------------
+
+@rewrites("pow_scalar", exact=False)
+def square_product(b, op, inputs, uses):
+    """``x ** 2`` -> ``x * x`` on float arrays: NumPy computes ``x ** 2`` as
+    ``np.square(x)``, the same correctly rounded product, and as a product it is
+    the same computation as an ``x * x`` elsewhere (cse shares them)."""
+    (x,) = inputs
+    n = op.params.get("exponent")
+    t = x.type
+    if type(n) not in (int, float) or n != 2 or not isinstance(t, AType) \
+            or t.dtype.kind != "f" or not t.shape:
+        return None
+    return [b.mul(x, x, hint=op.result.hint)]
+
 
 @rewrites("mul", exact=False)
+def divide_once(b, op, inputs, uses):
+    """``(c / d) * y`` -> ``(c * y) / d``, and ``(1 / d) * y`` -> ``y / d``: one
+    division where the literal adjoint of a quotient makes a reciprocal first; up to
+    the rounding of one product."""
+    for i in (0, 1):
+        q, y = inputs[i], inputs[1 - i]
+        p = q.producer
+        if p is None or p.prim != "div" or uses.of(q) != 1:
+            continue
+        c = const_value(p.inputs[0])
+        if c is None or np.size(c) != 1 or np.asarray(c).dtype.kind not in "iuf":
+            continue
+        num = y if c == 1 and _plain(y, op.result) else b.mul(y, p.inputs[0])
+        return [b.div(num, p.inputs[1], hint=op.result.hint)]
+    return None
+
+
+# -- divisions cancelled by factors of the same product -----------------------------
+
+@rewrites("mul", exact=False, again=True)
 def cancel_divisions(b, op, inputs, uses):
     factors = _factors(inputs[0], uses) + _factors(inputs[1], uses)
     for s, total in enumerate(factors):
@@ -344,3 +410,6 @@ def _combine(b, plan, hint):
     if all(out is not num for _, num, _ in plan):
         out.hint = hint  # a new last op carries the name of the value it replaces
     return out
+
+
+from . import terms  # noqa: E402,F401  (registers collect_terms)

@@ -17,9 +17,31 @@ from ..ir.core import Block, Function
 
 
 def dce(fn: Function) -> Function:
-    new, _ = copy_function(fn)
+    if not _removes(fn.body, set()):
+        return fn  # nothing dead: no copy
+    if any(op.regions for op in fn.body.ops):
+        new, _ = copy_function(fn)  # the sweep changes loops and regions: a copy
+    else:  # straight-line code: the sweep only drops ops from the body's list
+        new = Function(fn.name, Block(list(fn.args), list(fn.body.ops),
+                                      list(fn.body.results)), fn.loc)
     _sweep(new.body, set())
     return new
+
+
+def _removes(block: Block, live: set) -> bool:
+    """Whether :func:`_sweep` would remove anything from ``block`` (it adds the values
+    ``block`` uses to ``live``, as the sweep does while it removes nothing)."""
+    live.update(id(v) for v in block.results)
+    for op in reversed(block.ops):
+        if not any(id(r) in live for r in op.results) and not has_effect(op):
+            return True
+        if op.prim in ("for", "while") and any(
+                id(r) not in live for r in op.results[op.params["n_carried"]:]):
+            return True
+        if any(_removes(region, live) for region in reversed(op.regions)):
+            return True
+        live.update(id(v) for v in op.inputs)
+    return False
 
 
 def _sweep(block: Block, live: set) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ad import rules
 from ..ir.core import AType, Function
-from .rewrite import rewrite
+from .rewrite import copy_op, rewrite
 
 MAX_ELEMENTS = 16
 
@@ -27,8 +27,8 @@ def fold(fn: Function) -> Function:
     values: dict[int, object] = {}
 
     def rule(b, op, inputs):
-        if op.prim == "const":
-            new = _const(b, op, op.params["value"])
+        if op.prim == "const":  # kept as it is (it was built by b.emit like _const's)
+            new = copy_op(b, op, inputs)
             values[id(new[0])] = op.params["value"]
             return new
         if op.prim == "mul":

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from ..ad import rules
 from ..ir.builder import Builder
-from ..ir.core import Function, Value
-from ..ir.clone import copy_function
+from ..ir.core import Block, Function, Value
 
 #: primitives whose result must never be handed out as is (shared or read-only)
 _SHARED = {"const", "broadcast_to"}
@@ -52,8 +51,9 @@ def _shares_memory(v: Value, arg_ids: set, depth: int = 0) -> bool:
 
 
 def fresh_outputs(fn: Function) -> Function:
-    new, _ = copy_function(fn)
-    new.body.results = fresh_results(Builder(new.body), new.body.results, new.args)
+    # the ops are fn's own (passes are pure, nothing changes them); copies are appended
+    new = Function(fn.name, Block(list(fn.args), list(fn.body.ops)), fn.loc)
+    new.body.results = fresh_results(Builder(new.body), fn.body.results, new.args)
     return new
 
 

@@ -21,6 +21,8 @@ _LOOPS = ("for", "while")
 
 
 def licm(fn: Function) -> Function:
+    if not any(op.prim in _LOOPS for op in fn.body.walk()):
+        return fn  # no loop to hoist out of: no copy
     new, _ = copy_function(fn)
     _hoist_in(new.body)
     return new

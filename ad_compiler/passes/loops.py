@@ -24,6 +24,8 @@ _LOOPS = ("for", "while")
 
 
 def simplify_loops(fn: Function) -> Function:
+    if not any(op.prim in _LOOPS for op in fn.body.walk()):
+        return fn  # nothing to simplify: no copy
     new, _ = copy_function(fn)
     _visit(new.body, _all_uses(new.body))
     return new

@@ -37,6 +37,8 @@ _F64 = np.dtype(np.float64)
 
 
 def python_floats(fn: Function) -> Function:
+    if not any(op.prim == "pyfloat" for op in fn.body.walk()):
+        return fn  # nothing to rewrite: no copy
     new, _ = copy_function(fn)
     subst: dict = {}
     _visit(new.body, {}, subst)

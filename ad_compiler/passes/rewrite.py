@@ -9,6 +9,12 @@ A rule that keeps an op but needs its new results (cse.py) copies it with
 ``copy_op(b, op, inputs)``: the op as it is, on the new inputs, without inferring
 its type again (the inputs have the types of the ones they stand for).
 
+An op without regions whose inputs are unchanged is not copied: the new function
+holds the op itself (and the function's arguments are its own), so a pass that
+changes a few ops costs little more than a walk. This is sound because passes are
+pure: no pass changes the function it is given, and those that change their result
+in place (dce.py, licm.py ...) change a copy (``copy_function``).
+
 ``b.scope`` lists the new blocks open at the op (the body first, the innermost
 region last): a rule that reuses values it saw earlier must only reuse those
 defined in an open block (see cse.py).
@@ -22,29 +28,38 @@ from ..ir.core import Block, Function, Op, Value
 
 
 def rewrite(fn: Function, rule: Callable, name: str | None = None) -> Function:
-    body = Block(args=[Value(a.type, a.hint) for a in fn.args])
-    vmap = {id(a): n for a, n in zip(fn.args, body.args)}
+    body = Block(args=list(fn.args))
     b = Builder(body)
     b.scope = [body]
-    _rewrite_block(fn.body, b, vmap, rule)
+    _rewrite_block(fn.body, b, {}, rule)
     return Function(name or fn.name, body, fn.loc)
 
 
 def _rewrite_block(block: Block, b: Builder, vmap: dict, rule: Callable) -> None:
+    # vmap: id of a value -> the value standing for it; a value missing from it stands
+    # for itself (an argument, or a result of an op kept as it is)
     for op in block.ops:
-        inputs = [vmap[id(v)] for v in op.inputs]
+        inputs = [vmap.get(id(v), v) for v in op.inputs]
         new = None if op.regions else rule(b, op, inputs)
         if new is None:
             new = _copy(b, op, inputs, vmap, rule)
         for old, nv in zip(op.results, new, strict=True):
-            vmap[id(old)] = nv
-    b.block.results = [vmap[id(v)] for v in block.results]
+            if nv is not old:
+                vmap[id(old)] = nv
+    b.block.results = [vmap.get(id(v), v) for v in block.results]
+
+
+def _unchanged(op: Op, inputs: list) -> bool:
+    return inputs == op.inputs  # Values compare by identity
 
 
 def copy_op(b, op: Op, inputs: list) -> list:
     """A copy of the region-free, one-result ``op`` on ``inputs`` (each of the type of
     the input it replaces), appended to ``b``: what ``b.emit`` would build, without
-    inferring the type again."""
+    inferring the type again; ``op`` itself when ``inputs`` are its own."""
+    if _unchanged(op, inputs):
+        b.block.ops.append(op)
+        return op.results
     new_op = Op(op.prim, list(inputs), dict(op.params), [], [], op.loc)
     new_op.results = [Value(op.result.type, op.result.hint or op.prim, new_op)]
     b.block.ops.append(new_op)
@@ -52,6 +67,9 @@ def copy_op(b, op: Op, inputs: list) -> list:
 
 
 def _copy(b, op, inputs, vmap, rule) -> list:
+    if not op.regions and _unchanged(op, inputs):
+        b.block.ops.append(op)
+        return op.results
     new_op = Op(op.prim, inputs, dict(op.params), [], [], op.loc)
     for region in op.regions:
         nr = Block(args=[Value(a.type, a.hint) for a in region.args])

@@ -34,8 +34,6 @@ is about ``eps * |ds|`` instead of 0).
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from ..ad import rules
@@ -112,7 +110,7 @@ def _float(t) -> bool:
 def _irrelevant(fn: Function, group) -> bool:
     """Whether the tangent of every output of ``fn`` is 0 when the values of
     ``group`` (equal values of one type) move by ``δ``."""
-    tangent = {id(m): (ADD, Fraction(1)) for m in group}
+    tangent = {id(m): (ADD, 1) for m in group}  # exact coefficients: ints or Fractions
     delta = group[0].type.shape
     producers = {id(m.producer) for m in group}
     start = min(i for i, op in enumerate(fn.body.ops) if id(op) in producers)
@@ -175,7 +173,24 @@ def _number(v):
     if c is None or np.size(c) != 1 or np.asarray(c).dtype.kind not in "iuf":
         return None
     c = float(np.asarray(c).reshape(()))
-    return Fraction(c) if np.isfinite(c) else None
+    return _exact(c) if np.isfinite(c) else None
+
+
+def _exact(x):
+    """``x`` as an exact rational: an int when it is whole, else a Fraction (the
+    fractions module is imported when a proof first needs one)."""
+    if isinstance(x, int) or float(x).is_integer():
+        return int(x)
+    from fractions import Fraction
+    return Fraction(x)
+
+
+def _ratio(a, b):
+    """``a / b`` exactly (``b`` nonzero)."""
+    if isinstance(a, int) and isinstance(b, int) and a % b == 0:
+        return a // b
+    from fractions import Fraction
+    return Fraction(a) / b
 
 
 def _step(op, ins, delta):
@@ -201,11 +216,11 @@ def _unary(op, ins, delta):
     if prim == "square" and kind == MUL:
         return (MUL, 2 * a)
     if prim == "sqrt" and kind == MUL:
-        return (MUL, a / 2)
+        return (MUL, _ratio(a, 2))
     if prim == "pow_scalar" and kind == MUL:
         p = op.params.get("exponent")
         if isinstance(p, (int, float)) and not isinstance(p, bool) and np.isfinite(p):
-            return (MUL, a * Fraction(p))
+            return (MUL, a * _exact(p))
     if prim == "cast" and _float(op.result.type):
         return ins[0]
     if prim in _SHAPE_OPS and int(np.prod(delta)) == 1:
@@ -232,7 +247,7 @@ def _mul_div(op, ins, delta):
     if x is not ZERO and x[0] == ADD and y is ZERO:
         c = _number(op.inputs[1])
         if c is not None and (op.prim == "mul" or c != 0):
-            return (ADD, x[1] * c if op.prim == "mul" else x[1] / c)
+            return (ADD, x[1] * c if op.prim == "mul" else _ratio(x[1], c))
     if y is not ZERO and y[0] == ADD and x is ZERO and op.prim == "mul":
         c = _number(op.inputs[0])
         if c is not None:

@@ -354,3 +354,97 @@ def test_a_float_gradient_is_a_float_on_a_hit_also_when_it_is_a_folded_zero():
     assert g._hot is not g._miss
     assert type(hot[1][1]) is float and type(hot[1][2]) is float
     _same(hot, cold)
+
+
+# -- the guard's shortcuts: each still notices every change --------------------------
+
+def times_n(x, n):
+    return np.sum(np.sin(x)) * n
+
+
+def test_an_int_is_the_same_object_or_an_equal_int():
+    g = ms.grad(times_n)
+    big = int("1000")   # an int object of its own (only -5..256 are shared)
+    cold = g(X, big)
+    assert _probe(g, (X, 1000)) is not MISS     # another object, the same value
+    assert _probe(g, (X, 999 + int("2"))) is MISS
+    assert _probe(g, (X, 1000.0)) is MISS       # equal, but a float
+    small = ms.grad(times_n)
+    small(X, 1)
+    assert _probe(small, (X, 1)) is not MISS
+    assert _probe(small, (X, True)) is MISS     # True == 1 and True is not 1; a bool
+    _same(g(X, big), cold)
+
+
+def uses_pair(x, pair):
+    (a, flag), b = pair
+    return np.sum(np.sin(x) * a) * b if flag else np.sum(x) * b
+
+
+def test_items_of_nested_tuples_are_each_checked():
+    g = ms.grad(uses_pair, grad_position=(0, 1))
+    args = (X, ((0.5, True), 2.0))
+    cold = _cold_then_hits(g, args)
+    for other in [((0.5, False), 2.0), ((0.5, 1), 2.0), ((1, True), 2.0), ((0.5, True), 2),
+                  ((0.5, True, 1.0), 2.0), [(0.5, True), 2.0], ((0.5, True),)]:
+        assert _probe(g, (X, other)) is MISS, other
+    assert _probe(g, (X, ((-1.5, True), 3.0))) is not MISS   # new float values: the same code
+    _same(g(*args), cold)
+
+
+class Several(ms.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.n = 3
+        self.on = True
+        self.scale = 0.5
+        self.w = ms.Parameter(ms.Tensor(np.array([1.0, 2.0, 3.0, 4.0])), name="w")
+        self.bias = np.array([0.1, 0.2, 0.3, 0.4])
+
+    def construct(self, x):
+        y = x * self.w + self.bias
+        if self.on:
+            y = y * self.scale
+        return np.sum(y ** self.n)
+
+
+@pytest.mark.parametrize("change", ["n", "on", "scale", "w", "bias", "del bias"])
+def test_a_change_of_any_captured_value_is_seen_by_the_combined_checks(change):
+    net = Several()
+    g = ms.grad(net)
+    x = ms.Tensor(np.array([0.5, 1.2, -0.3, 0.8]))
+    _cold_then_hits(g, (x,))
+    assert _probe(g, (x,)) is not MISS
+    # written past Cell.__setattr__, so that only the guard's checks can notice
+    new = {"n": 2, "on": False, "scale": 2.0, "w": ms.Parameter(ms.Tensor(np.ones(4)), name="w2"),
+           "bias": np.zeros(3)}
+    if change == "del bias":
+        object.__delattr__(net, "bias")
+        assert _probe(g, (x,)) is MISS
+        return
+    object.__setattr__(net, change, new[change])
+    assert _probe(g, (x,)) is MISS
+    if change == "bias":
+        return   # a new shape: the general path says the operands do not broadcast
+    w = np.asarray(net.w.asnumpy(), np.float64)
+    want = fd(lambda v: np.sum(((v * w + net.bias) * (net.scale if net.on else 1.0)) ** net.n),
+              np.asarray(x.asnumpy(), np.float64))
+    np.testing.assert_allclose(g(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def twice(x):
+    y = np.sin(x)
+    return np.sum(y), y, y
+
+
+@pytest.mark.parametrize("x", [X, ms.Tensor(X)], ids=["array", "tensor"])
+def test_forward_values_on_a_hit_are_new_tensors_as_on_the_general_path(x):
+    g = ms.value_and_grad(twice, has_aux=True)
+    cold = _cold_then_hits(g, (x,))
+    for got in (cold, g(x)):
+        (loss, a, b), _ = got
+        if isinstance(x, ms.Tensor):
+            assert type(a) is ms.Tensor and type(b) is ms.Tensor and a is not b
+        np.testing.assert_allclose(np.asarray(loss.asnumpy() if isinstance(loss, ms.Tensor)
+                                              else loss), np.sum(np.sin(X)))
+    assert g(x)[0][1] is not g(x)[0][1]

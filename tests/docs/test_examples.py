@@ -55,6 +55,7 @@ _BLOCK = re.compile(r"<!-- (?P<kind>example|file): (?P<name>[\w.-]+) -->\s*"
                     r"(?:\s*```text\n(?P<out>.*?)```)?", re.S)
 _MARK = re.compile(r"<!-- (example|file):")
 _OUTPUT = re.compile(r"^```(text|console)$", re.M)
+_REQUIRES = re.compile(r"<!-- requires: (?P<module>[\w.]+) -->")
 _NUMBERED = re.compile(r"^ *(\d+)(?:  |$)")
 _COMMAND = re.compile(r"^\$ (?:ad-compiler|python -m ad_compiler)(?: (.*))?$")
 
@@ -184,6 +185,14 @@ def run_all(directory):
 
 # ---- the tests ----
 
+def missing_requirements(doc) -> list:
+    """The optional modules a document's examples need (``<!-- requires: dask -->``) that
+    are not installed: its examples are skipped, not failed."""
+    import importlib.util
+    return [m for m in _REQUIRES.findall(doc.read_text())
+            if importlib.util.find_spec(m.partition(".")[0]) is None]
+
+
 def _documented():
     for doc in DOCS:
         for item in parse(doc.read_text()):
@@ -199,6 +208,8 @@ if __name__ != "__main__":  # imported by pytest, not run as the runner
         """Every document's examples, run in one process per document, all at once."""
         started, cache = {}, {}
         for doc in DOCS:
+            if missing_requirements(doc):
+                continue
             directory = tmp_path_factory.mktemp(doc.stem)
             try:
                 started[doc] = (start(doc, directory), directory)
@@ -216,6 +227,9 @@ if __name__ != "__main__":  # imported by pytest, not run as the runner
     @pytest.mark.parametrize("doc, item", [pytest.param(d, i, id=f"{d.stem}:{i['name']}")
                                            for d, i in _documented()])
     def test_documented_example(doc_results, doc, item):
+        missing = missing_requirements(doc)
+        if missing:
+            pytest.skip(f"{doc.name} needs {', '.join(missing)}, an optional extra (pyproject.toml)")
         assert doc_results(doc)[item["name"]] == item["out"]
 
     @pytest.mark.parametrize("doc", DOCS, ids=[d.name for d in DOCS])

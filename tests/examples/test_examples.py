@@ -162,3 +162,14 @@ def test_examples_use_only_mindspore_names(name):
         assert names <= MINDSPORE_NAMES[alias], (alias, names - MINDSPORE_NAMES[alias])
     source = (EXAMPLES / name).read_text()
     assert source.count("ms.adjoint_source(") == (2 if name == "lenet.py" else 0)
+
+
+def test_dask_logistic_regression_fits_on_a_local_cluster(example):
+    """examples/dask_logistic.py in a tiny configuration (one worker): the loss goes
+    down and the weights move toward the model that made the labels."""
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    result = example("dask_logistic").main(["--rows", "40000", "--chunk", "10000",
+                                            "--steps", "4", "--workers", "1", "--quiet"])
+    assert result["loss"] < np.log(2) - 0.1          # log 2 at w = 0
+    w = result["w"]
+    assert w[0] > 0.2 and w[1] < -0.2 and abs(w[3]) < 0.1

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import random
 import traceback
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,8 @@ def check(program: Program, fn=None, higher: bool = True) -> Outcome:
         check_positions(fn, program, grads)
         stage = "cache"
         smooth &= check_second_input(fn, vg, program.args2)
+        stage = "dask"
+        check_dask(fn, program, value, grads)
         if higher and smooth and not any(np.iscomplexobj(a) for a in program.args):
             module, extra = higher_module(program, expected)
             for stage, function, kind, atol, rtol in HIGHER:
@@ -275,6 +278,49 @@ def check_second_input(fn, vg, args2) -> bool:
     grads = grads if len(args2) > 1 else (grads,)
     compare_value(expected, value, np.float64, path="value at the second input (cached)")
     return compare_grads(fn, args2, grads, what="gradient at the second input (cached)")
+
+
+def check_dask(fn, program, value, grads) -> None:
+    """On every third seed, when Dask is installed: the same call with every float array
+    input of at least one dimension as a Dask array (two chunks along the first axis)
+    gives, once computed, the value and gradients the NumPy inputs gave (checked above
+    against plain Python and finite differences)."""
+    if program.seed % 3:
+        return
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        return
+    args = fresh(program.args)
+    dargs = tuple(da.from_array(a, chunks=max(1, (a.shape[0] + 1) // 2))
+                  if isinstance(a, np.ndarray) and a.ndim and a.dtype.kind == "f" else a
+                  for a in args)
+    if all(a is b for a, b in zip(args, dargs)):
+        return
+    n = len(args)
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got_value, got = ms.value_and_grad(fn, grad_position=tuple(range(n)))(*dargs)
+        got = got if n > 1 else (got,)
+        got_value, got = dask.compute(got_value, got)
+    compare_value(value, _as_numpy_like(got_value, value), None, rtol=1e-9, atol=1e-12,
+                  path="value with Dask inputs")
+    for i, (g, e) in enumerate(zip(got, grads)):
+        compare_value(e, _as_numpy_like(g, e), None, rtol=1e-9, atol=1e-12,
+                      path=f"gradient of argument {i} with Dask inputs")
+
+
+def _as_numpy_like(got, like):
+    """A computed Dask result in the container and scalar types of ``like`` (Dask computes
+    a 0-d array where NumPy gives a NumPy scalar)."""
+    if isinstance(like, (tuple, list)):
+        return type(like)(_as_numpy_like(g, e) for g, e in zip(got, like))
+    if isinstance(like, np.generic) and isinstance(got, np.ndarray) and got.ndim == 0:
+        return got[()]
+    if type(like) is float and isinstance(got, (np.ndarray, np.generic)) and np.ndim(got) == 0:
+        return float(got)
+    return got
 
 
 # -- forward mode and second order ------------------------------------------------------
