@@ -23,25 +23,13 @@ from ad_compiler.ir.builder import Builder
 from ad_compiler.ir.control import build_for
 from ad_compiler.ir.core import AType, Block, Function, Value
 from ad_compiler.ir.interp import interpret
+from tests.finite_differences import central
 
 
 X = np.array([0.3, -0.4, 0.8])
 POSITIVE = np.array([0.5, 1.0, 1.5])
 W = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [0.3, 0.2, 0.1]])
 
-
-def central(fn, x, eps=1e-6):
-    """Central differences of the scalar ``fn`` w.r.t. every element of ``x``."""
-    out = np.zeros(x.shape)
-    for index in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[index] += eps
-        lo[index] -= eps
-        out[index] = (fn(hi) - fn(lo)) / (2 * eps)
-    return out
-
-
-# -- the functions --------------------------------------------------------------------
 
 def looped(x):
     for _ in range(3):

@@ -16,6 +16,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import Parameter, Tensor, nn, ops
+from tests.finite_differences import central_at
 
 EPS = 1e-6
 TOL = {np.dtype("float64"): dict(rtol=1e-6, atol=1e-7),
@@ -66,20 +67,7 @@ def fd_grad(fn, args, i, sens=None):
     ``fn`` is a plain-NumPy reference; ``args`` are converted to float64 first.
     The result has the shape of ``args[i]`` (a Python float for a float argument).
     """
-    base = [f64(a) for a in args]
-    if isinstance(base[i], float):
-        def moved(d):
-            return base[:i] + [base[i] + d] + base[i + 1:]
-        return (objective(fn, moved(EPS), sens) - objective(fn, moved(-EPS), sens)) / (2 * EPS)
-    x = base[i]
-    g = np.empty(x.size)
-    for k in range(x.size):
-        hi, lo = x.copy(), x.copy()
-        hi.flat[k] += EPS
-        lo.flat[k] -= EPS
-        g[k] = (objective(fn, base[:i] + [hi] + base[i + 1:], sens)
-                - objective(fn, base[:i] + [lo] + base[i + 1:], sens)) / (2 * EPS)
-    return g.reshape(x.shape)
+    return central_at(lambda *a: objective(fn, a, sens), [f64(a) for a in args], i, EPS)
 
 
 def fd_grads(fn, args, positions=None, sens=None) -> tuple:

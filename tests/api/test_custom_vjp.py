@@ -8,20 +8,8 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler.errors import GradRuntimeError, UnsupportedOperationError
+from tests.finite_differences import central
 
-
-def fd(f, x, eps=1e-6):
-    """Central differences of a closed form (``ms.check_grad`` checks compiled functions)."""
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        hi, lo = x.copy(), x.copy()
-        hi.flat[k] += eps
-        lo.flat[k] -= eps
-        g.flat[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
-# -- a rule that is not the derivative: gradient clipping -------------------------------
 
 def clip_gradient(x, lo, hi):
     return x
@@ -259,7 +247,7 @@ def test_custom_jvp_in_reverse_forward_and_second_order():
     t = np.array([1.0, 0.5, -2.0])
     np.testing.assert_allclose(ms.jvp(jloss, x, t)[1], jloss_grad(x) @ t, rtol=1e-12)
     np.testing.assert_allclose(ms.hessian(jloss)(x), np.stack(
-        [fd(lambda v: jloss_grad(v)[i], x) for i in range(3)]), rtol=1e-6, atol=1e-8)
+        [central(lambda v: jloss_grad(v)[i], x) for i in range(3)]), rtol=1e-6, atol=1e-8)
     ms.check_grad(jloss, (x,), order=2)
 
 

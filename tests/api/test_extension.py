@@ -10,6 +10,7 @@ import pytest
 import ad_compiler as ms
 from ad_compiler.api.extension import forget
 from ad_compiler.errors import UnsupportedOperationError
+from tests.finite_differences import central
 
 
 def softplus(x):
@@ -36,18 +37,6 @@ def registered():
     forget(row_norms)
 
 
-def fd(f, x, eps=1e-6):
-    """Central differences of a closed form (``ms.check_grad`` checks compiled functions)."""
-    x = np.asarray(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        hi, lo = x.copy(), x.copy()
-        hi.flat[k] += eps
-        lo.flat[k] -= eps
-        g.flat[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 def loss(x):
     return np.sum(softplus(x * x) * np.cos(x))
 
@@ -62,7 +51,7 @@ def test_gradient_matches_finite_differences(registered):
 def test_second_order_through_the_rule(registered):
     def first(x):
         return np.sum(ms.grad(loss)(x) * np.array([1.0, 2.0, -1.0, 0.5]))
-    np.testing.assert_allclose(ms.grad(first)(X), fd(first_plain, X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ms.grad(first)(X), central(first_plain, X), rtol=1e-5, atol=1e-6)
 
 
 def first_plain(x):

@@ -7,6 +7,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler.api.fastpath import MISS, fast_key
+from tests.finite_differences import central
 
 
 def _probe(g, args):
@@ -23,16 +24,6 @@ def rosenbrock(x, n, squared):
     return s
 
 
-def fd(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        hi, lo = x.copy(), x.copy()
-        hi[k] += eps
-        lo[k] -= eps
-        g[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 X = np.array([0.5, 1.2, -0.3, 0.8])
 
 
@@ -40,8 +31,8 @@ X = np.array([0.5, 1.2, -0.3, 0.8])
 def test_ints_and_bools_by_value(n, squared):
     g = ms.grad(rosenbrock)
     for _ in range(3):  # compile, then two hits through the guard
-        np.testing.assert_allclose(g(X, n, squared), fd(lambda v: rosenbrock(v, n, squared), X),
-                                   rtol=1e-6, atol=1e-6)
+        want = central(lambda v: rosenbrock(v, n, squared), X)
+        np.testing.assert_allclose(g(X, n, squared), want, rtol=1e-6, atol=1e-6)
     assert g._hot is g._fast[fast_key((X, n, squared))].call   # the guard runs
     assert _probe(g, (X, n, squared)) is not MISS
 
@@ -51,7 +42,7 @@ def test_another_value_misses_the_guard_and_compiles_its_own():
     first = g(X, 4, True)
     assert _probe(g, (X, 3, True)) is MISS
     assert _probe(g, (X, 4, 1)) is MISS    # 1 == True, but an int is not a bool
-    np.testing.assert_allclose(g(X, 3, True), fd(lambda v: rosenbrock(v, 3, True), X),
+    np.testing.assert_allclose(g(X, 3, True), central(lambda v: rosenbrock(v, 3, True), X),
                                rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(g(X, 4, True), first)
 
@@ -436,8 +427,8 @@ def test_a_change_of_any_captured_value_is_seen_by_the_combined_checks(change):
     if change == "bias":
         return   # a new shape: the general path says the operands do not broadcast
     w = np.asarray(net.w.asnumpy(), np.float64)
-    want = fd(lambda v: np.sum(((v * w + net.bias) * (net.scale if net.on else 1.0)) ** net.n),
-              np.asarray(x.asnumpy(), np.float64))
+    scale = net.scale if net.on else 1.0
+    want = central(lambda v: np.sum(((v * w + net.bias) * scale) ** net.n), x.asnumpy())
     np.testing.assert_allclose(g(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
 
 

@@ -6,8 +6,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler.errors import UnsupportedOperationError
-
-EPS = 1e-6
+from tests.finite_differences import jacobian_at
 
 
 def f(x, y):
@@ -20,25 +19,12 @@ def grad_f(x, y):
             np.sin(x) * x + 2 * x * x * y)
 
 
-def fd_jacobian(g, args, j):
-    """d g(args) / d args[j], shape g.shape + args[j].shape."""
-    x = args[j]
-    cols = []
-    for k in range(x.size):
-        hi = [a.copy() for a in args]
-        lo = [a.copy() for a in args]
-        hi[j].flat[k] += EPS
-        lo[j].flat[k] -= EPS
-        cols.append((g(*hi) - g(*lo)) / (2 * EPS))
-    return np.stack(cols, axis=-1).reshape(np.shape(g(*args)) + x.shape)
-
-
 X = np.array([0.3, -0.8, 1.1])
 Y = np.array([1.5, 0.4, -0.7])
 
 
 def test_hessian_of_one_input():
-    want = fd_jacobian(lambda x, y: grad_f(x, y)[0], [X, Y], 0)
+    want = jacobian_at(lambda x, y: grad_f(x, y)[0], [X, Y], 0)
     np.testing.assert_allclose(ms.hessian(f)(X, Y), want, rtol=1e-6, atol=1e-7)
 
 
@@ -46,7 +32,7 @@ def test_hessian_blocks_of_several_inputs():
     got = ms.hessian(f, grad_position=(0, 1))(X, Y)
     for i in range(2):
         for j in range(2):
-            want = fd_jacobian(lambda x, y, i=i: grad_f(x, y)[i], [X, Y], j)
+            want = jacobian_at(lambda x, y, i=i: grad_f(x, y)[i], [X, Y], j)
             np.testing.assert_allclose(got[i][j], want, rtol=1e-6, atol=1e-7)
 
 
@@ -63,7 +49,7 @@ def loop_gradient(x):
 
 def test_through_a_loop_forward_over_reverse():
     # forward mode carries tangents through the gradient's loop and its tape
-    want = fd_jacobian(loop_gradient, [X], 0)
+    want = jacobian_at(loop_gradient, [X], 0)
     np.testing.assert_allclose(ms.hessian(loop_energy)(X), want, rtol=1e-6, atol=1e-7)
     v = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(ms.hvp(loop_energy, X, v), want @ v, rtol=1e-6, atol=1e-7)
@@ -112,7 +98,7 @@ def test_hvp_is_the_hessian_times_the_vector(fn, gradient):
     v = tuple(np.linspace(-1.0, 1.0, 3) * (k + 1) for k in range(len(args)))
     got = ms.hvp(fn, tuple(args), v)
     for i in range(len(args)):
-        want = sum(fd_jacobian(lambda *a, i=i: gradient(*a)[i], list(args), j) @ v[j]
+        want = sum(jacobian_at(lambda *a, i=i: gradient(*a)[i], list(args), j) @ v[j]
                    for j in range(len(args)))
         np.testing.assert_allclose(got[i], want, rtol=1e-6, atol=1e-7)
 
@@ -139,7 +125,7 @@ def branchy_gradient(x):
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_data_dependent_branch_goes_reverse_over_reverse(sign):
     x = X * sign + 0.1 * sign
-    want = fd_jacobian(lambda x: branchy_gradient(x)[0], [x], 0)
+    want = jacobian_at(lambda x: branchy_gradient(x)[0], [x], 0)
     np.testing.assert_allclose(ms.hessian(branchy)(x), want, rtol=1e-6, atol=1e-7)
     v = np.array([1.0, -2.0, 0.5])
     np.testing.assert_allclose(ms.hvp(branchy, x, v), want @ v, rtol=1e-6, atol=1e-7)

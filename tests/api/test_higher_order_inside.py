@@ -13,6 +13,7 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import Parameter, ParameterTuple, Tensor, errors, nn, ops
+from tests.finite_differences import central
 
 C = np.array([0.2, 0.4, -0.1])
 GET_ALL = ops.GradOperation(get_all=True)
@@ -202,16 +203,6 @@ def _total(out) -> float:
     return float(sum(np.sum(o) for o in out)) if isinstance(out, tuple) else float(np.sum(out))
 
 
-def _fd(fn, x, eps=1e-6):
-    """Central differences of a closed form (``ms.check_grad`` checks compiled functions)."""
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[k] = eps
-        g.flat[k] = (_total(fn(x + e)) - _total(fn(x - e))) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("x", INPUTS, ids=["sum>0", "sum<0"])
 @pytest.mark.parametrize("fn, closed_form", CASES, ids=[c[0].__name__ for c in CASES])
 def test_value_and_gradient(fn, closed_form, x):
@@ -223,7 +214,8 @@ def test_value_and_gradient(fn, closed_form, x):
                 np.testing.assert_allclose(v, w, rtol=1e-6, atol=1e-6)
         else:
             np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(grad, _fd(closed_form, x.copy()), rtol=1e-5, atol=1e-6)
+    want = central(lambda v: _total(closed_form(v)), x)
+    np.testing.assert_allclose(grad, want, rtol=1e-5, atol=1e-6)
 
 
 # -- nested three times: no closed form, against the uncompiled function -------------
@@ -276,7 +268,7 @@ def test_python_float_argument(dtype):
 
     def closed_form(y):
         return np.sum(x.astype(np.float64)) * dh(y) + h(2.0 * y)
-    want = (closed_form(y + 1e-6) - closed_form(y - 1e-6)) / 2e-6
+    want = central(closed_form, y)
     np.testing.assert_allclose(gy, want, rtol=1e-4 if dtype == np.float32 else 1e-6)
 
 
@@ -406,7 +398,8 @@ def test_weights_inside(cell, closed_form):
         np.testing.assert_allclose(np.asarray(got.asnumpy() if isinstance(got, Tensor) else got),
                                    want, rtol=1e-6)
     grad = ops.GradOperation()(net)(x)
-    np.testing.assert_allclose(grad, _fd(closed_form, x), rtol=1e-5, atol=1e-6)
+    want = central(lambda v: _total(closed_form(v)), x)
+    np.testing.assert_allclose(grad, want, rtol=1e-5, atol=1e-6)
 
 
 def weights_computed(x):
@@ -460,10 +453,6 @@ def test_trainable_params_listed_inside_follow_requires_grad():
     def plain(v):
         out = net(v)
         return float(np.asarray(out.asnumpy() if isinstance(out, Tensor) else out))
-
-    def fd(v, eps=1e-6):
-        return np.array([(plain(v + eps * e) - plain(v - eps * e)) / (2 * eps)
-                         for e in np.eye(v.size)])
-    np.testing.assert_allclose(g(x), fd(x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(g(x), central(plain, x), rtol=1e-5, atol=1e-7)
     net.net.v.requires_grad = False   # trainable_params() now lists w alone
-    np.testing.assert_allclose(g(x), fd(x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(g(x), central(plain, x), rtol=1e-5, atol=1e-7)

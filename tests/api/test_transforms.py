@@ -6,21 +6,11 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import Tensor
+from tests.finite_differences import jacobian_at
 
 
 def f(x, y):
     return np.sin(x) * np.sum(y) + x * x * np.sum(y * y)      # R^3 x R^2 -> R^3
-
-
-def fd_jacobian(fn, args, pos, eps=1e-6):
-    base = np.asarray(fn(*args))
-    jac = np.zeros(base.shape + args[pos].shape)
-    for idx in np.ndindex(args[pos].shape):
-        up, down = [a.copy() for a in args], [a.copy() for a in args]
-        up[pos][idx] += eps
-        down[pos][idx] -= eps
-        jac[(...,) + idx] = (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * eps)
-    return jac
 
 
 @pytest.fixture
@@ -32,8 +22,8 @@ def args():
 @pytest.mark.parametrize("jac", [ms.jacrev, ms.jacfwd])
 def test_jacobians_match_finite_differences(jac, args):
     jx, jy = jac(f, grad_position=(0, 1))(*args)
-    np.testing.assert_allclose(jx, fd_jacobian(f, args, 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(jy, fd_jacobian(f, args, 1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jx, jacobian_at(f, args, 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jy, jacobian_at(f, args, 1), rtol=1e-6, atol=1e-8)
     single = jac(f)(*args)
     np.testing.assert_allclose(single, jx)
 
@@ -43,15 +33,15 @@ def test_vjp_is_the_transposed_jacobian_times_v(args):
     out, vjp_fn = ms.vjp(f, *args)
     np.testing.assert_allclose(out, f(*args))
     gx, gy = vjp_fn(v)
-    np.testing.assert_allclose(gx, v @ fd_jacobian(f, args, 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(gy, v @ fd_jacobian(f, args, 1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, v @ jacobian_at(f, args, 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gy, v @ jacobian_at(f, args, 1), rtol=1e-6, atol=1e-8)
 
 
 def test_jvp_is_the_jacobian_times_v(args):
     vx, vy = np.array([1.0, 0.0, -2.0]), np.array([0.3, 0.7])
     out, tangent = ms.jvp(f, args, (vx, vy))
     np.testing.assert_allclose(out, f(*args))
-    expected = fd_jacobian(f, args, 0) @ vx + fd_jacobian(f, args, 1) @ vy
+    expected = jacobian_at(f, args, 0) @ vx + jacobian_at(f, args, 1) @ vy
     np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
 
 

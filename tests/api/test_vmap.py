@@ -9,6 +9,7 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import ops
 from ad_compiler.errors import UnsupportedOperationError
+from tests.finite_differences import central, directional
 
 RNG = np.random.default_rng(7)
 X = RNG.normal(size=(5, 3))
@@ -139,12 +140,8 @@ def test_per_example_gradients_match_finite_differences():
     w, b, ys = RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(5, 2))
     gw = ms.vmap(ms.grad(loss), in_axes=(None, None, 0, 0))(w, b, X, ys)
     for k in range(len(X)):
-        for i in np.ndindex(w.shape):
-            hi, lo = w.copy(), w.copy()
-            hi[i] += EPS
-            lo[i] -= EPS
-            fd = (loss(hi, b, X[k], ys[k]) - loss(lo, b, X[k], ys[k])) / (2 * EPS)
-            assert abs(gw[k][i] - fd) < 1e-7
+        want = central(lambda v: loss(v, b, X[k], ys[k]), w, EPS)
+        np.testing.assert_allclose(gw[k], want, rtol=0, atol=1e-7)
 
 
 def test_gradient_inside_a_lambda_batches():
@@ -602,7 +599,7 @@ def test_forward_mode_through_vmap_of_a_custom_jvp_function():
     x, w, t = X / 2, X[0] / 2, RNG.normal(size=X.shape)
     out, tangent = ms.jvp(lambda x: ms.vmap(softplus, in_axes=(0, None))(x, w), (x,), (t,))
     np.testing.assert_allclose(out, softplus(x, w))
-    want = (softplus(x + EPS * t, w) - softplus(x - EPS * t, w)) / (2 * EPS)
+    want = directional(lambda x: softplus(x, w), [x], [t], EPS)
     np.testing.assert_allclose(tangent, want, atol=1e-7)
 
 

@@ -30,6 +30,7 @@ from ad_compiler.api.transforms import compiled_entry
 from ad_compiler.errors import UnsupportedSyntaxError
 from ad_compiler.ir.names import Namespace, one_line, sanitize
 from ad_compiler.nn import Parameter
+from tests.finite_differences import central, central_at
 
 PAYLOAD = "raise SystemExit('INJECTED')"
 # every character str.splitlines breaks at, quotes, a comment sign, a bidi override
@@ -38,22 +39,9 @@ SEPARATORS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"
 # twins after NFKC of what the code below generates (x, mul, dx, np, the def's name)
 HOSTILE = ["ｍｕｌ", "ｘ", "ｄｘ", "ｎｐ", "Ｎｅｔ＿ｇｒａｄ", "w²", "x\nimport os", "for", "match",
            "1a", "", "__builtins__", "٣", "é"]
-EPS = 1e-6
 
 
 # -- checks ---------------------------------------------------------------------------
-
-def fd(fn, args, i):
-    """Central finite difference in float64 of the scalar ``fn(*args)`` w.r.t. ``args[i]``."""
-    args = [np.array(a, dtype=np.float64) for a in args]
-    g = np.zeros_like(args[i])
-    for k in range(g.size):
-        hi, lo = [a.copy() for a in args], [a.copy() for a in args]
-        hi[i].flat[k] += EPS
-        lo[i].flat[k] -= EPS
-        g.flat[k] = (fn(*hi) - fn(*lo)) / (2 * EPS)
-    return g
-
 
 def close(got, want):
     got = got.asnumpy() if hasattr(got, "asnumpy") else got
@@ -176,7 +164,7 @@ X = np.array([0.3, -1.2, 0.7])
 @pytest.mark.parametrize("sep", SEPARATORS, ids=[repr(s) for s in SEPARATORS])
 def test_a_file_name_is_a_comment_never_code(tmp_path, sep):
     module = load(str(tmp_path / f"m{sep}{PAYLOAD}{sep}.py"), f"hostile_{ord(sep[0])}")
-    close(ms.grad(module.f)(X), fd(reference, [X], 0))
+    close(ms.grad(module.f)(X), central(reference, X))
     source = ms.adjoint_source(module.f, "f64[3]")
     assert_safe_source(source)
     assert one_line(f"m{sep}{PAYLOAD}{sep}.py:4") in source
@@ -198,7 +186,7 @@ def test_exec_code_with_its_source_registered(filename):
     # registered as a file is read (only '\n' ends a line), so inspect finds it
     linecache.cache[filename] = (len(MODULE), None, io.StringIO(MODULE).readlines(), filename)
     try:
-        close(ms.grad(namespace["f"])(X), fd(reference, [X], 0))
+        close(ms.grad(namespace["f"])(X), central(reference, X))
         assert_safe_source(ms.adjoint_source(namespace["f"], "f64[3]"))
         assert_safe_ir(ms.adjoint_ir(namespace["f"], "f64[3]"))
     finally:
@@ -241,7 +229,7 @@ def test_parameter_names(name):
     gx, (gw, gv) = ms.grad(net, grad_position=0, weights=weights)(X)
     args = [X, net.w.asnumpy(), net.v.asnumpy()]
     for got, i in ((gx, 0), (gw, 1), (gv, 2)):
-        close(got, fd(net_reference, args, i))
+        close(got, central_at(net_reference, args, i))
     source = ms.adjoint_source(net, "f64[3]", weights=weights)
     assert_safe_source(source)
     again = cell_with_parameter(name)
@@ -280,7 +268,7 @@ def test_cell_attribute_names_that_are_twins():
     args = [X, weights[0].asnumpy(), weights[1].asnumpy()]
     ref = lambda x, p1, p2: twins_reference(x, p1, p2, net)  # noqa: E731
     for got, i in ((gx, 0), (g1, 1), (g2, 2)):
-        close(got, fd(ref, args, i))
+        close(got, central_at(ref, args, i))
     assert_safe_source(ms.adjoint_source(net, "f64[3]", weights=weights))
 
 
@@ -301,7 +289,7 @@ def test_an_attribute_twin_of_a_local_is_not_that_local():
     # 'ｍｕｌ = mul_value' then 'mul = x * mul' used to read x * x: a wrong gradient
     net = Shadow()
     a, b = getattr(net, "ｍｕｌ"), net.mul
-    close(ms.grad(net)(X), fd(lambda x: np.sum(np.sin(x * a) * b), [X], 0))
+    close(ms.grad(net)(X), central_at(lambda x: np.sum(np.sin(x * a) * b), [X], 0))
     assert_safe_source(ms.adjoint_source(net, "f64[3]"))
 
 
@@ -322,7 +310,7 @@ def test_dict_keys_that_are_twins():
     flat = [d[k] for k in KEYS]
     ref = lambda *vs: keyed(dict(zip(KEYS, vs)))  # noqa: E731
     for i, k in enumerate(KEYS):
-        close(grads[k], fd(ref, flat, i))
+        close(grads[k], central_at(ref, flat, i))
     assert_safe_source(ms.adjoint_source(keyed, d))
 
 
@@ -346,7 +334,7 @@ def renamed(name: str, code_too: bool):
 @pytest.mark.parametrize("name", ["f²", "ｆ", "f\nimport os", "1f", "for", "", "__builtins__"])
 def test_function_names(name, code_too):
     fn = renamed(name, code_too)
-    close(ms.grad(fn)(X), fd(_body, [X], 0))
+    close(ms.grad(fn)(X), central(_body, X))
     compiled = compiled_entry(fn, "f64[3]").compiled
     assert re.fullmatch(r"<ad_compiler:[A-Za-z0-9_]+:[0-9]+>", compiled.filename)
     source = compiled.source
@@ -372,7 +360,7 @@ def greek(x):
 
 
 def test_non_ascii_variables_of_the_source_are_spelled_out():
-    close(ms.grad(greek)(X), fd(greek, [X], 0))
+    close(ms.grad(greek)(X), central(greek, X))
     source = ms.adjoint_source(greek, "f64[3]")
     assert_safe_source(source)
     assert "alpha = np.sin(x)" in source

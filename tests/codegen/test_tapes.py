@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
+from tests.finite_differences import central_at
 
 X = np.array([0.3, -0.4, 0.8])
 W = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [0.3, 0.2, 0.1]])
@@ -37,34 +38,17 @@ def test_one_list_per_stacked_value_and_no_tuples():
 
 def test_the_tape_gives_the_right_gradient():
     grad = ms.grad(scalar_loop, grad_position=(0, 1))(0.3, 0.4)
-    eps = 1e-6
-    fd = ((scalar_loop(0.3 + eps, 0.4) - scalar_loop(0.3 - eps, 0.4)) / (2 * eps),
-          (scalar_loop(0.3, 0.4 + eps) - scalar_loop(0.3, 0.4 - eps)) / (2 * eps))
+    fd = tuple(central_at(scalar_loop, (0.3, 0.4), i) for i in (0, 1))
     assert grad == pytest.approx(fd, rel=1e-6)
     assert all(type(g) is float for g in grad)
 
 
 # -- what a loop stores: only what its adjoint cannot recompute cheaply -----------------
 
-def central(fn, args, k, eps=1e-6):
-    """Central differences of the scalar ``fn`` w.r.t. argument ``k`` (float or array)."""
-    x = np.array(args[k], dtype=np.float64)
-    out = np.zeros(x.shape)
-    for index in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[index] += eps
-        lo[index] -= eps
-        wrap = float if isinstance(args[k], float) else (lambda a: a)
-        plus = list(args[:k]) + [wrap(hi)] + list(args[k + 1:])
-        minus = list(args[:k]) + [wrap(lo)] + list(args[k + 1:])
-        out[index] = (fn(*plus) - fn(*minus)) / (2 * eps)
-    return out
-
-
 def assert_gradient(fn, *args, positions):
     grads = ms.grad(fn, grad_position=positions)(*args)
     for k, g in zip(positions, grads if len(positions) > 1 else (grads,)):
-        np.testing.assert_allclose(g, central(fn, args, k), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(g, central_at(fn, args, k), rtol=1e-6, atol=1e-9)
         assert type(g) is type(args[k])
 
 
@@ -91,7 +75,7 @@ def test_a_python_float_loop_stores_one_float_and_stays_on_python_floats():
 def test_the_value_of_a_math_loop_is_pythons_to_the_bit():
     value, grad = ms.value_and_grad(sin_loop)(0.7)
     assert value == sin_loop(0.7) and type(value) is float
-    assert grad == pytest.approx(central(sin_loop, (0.7,), 0), rel=1e-7)
+    assert grad == pytest.approx(central_at(sin_loop, (0.7,), 0), rel=1e-7)
 
 
 def mixed(a, b):
@@ -170,9 +154,9 @@ def test_second_order_and_forward_mode_through_a_python_float_loop():
         return ms.grad(mixed, grad_position=0)(x, 0.7)
 
     second = ms.grad(first)(0.3)
-    assert second == pytest.approx(central(first, (0.3,), 0)[()], rel=1e-5)
+    assert second == pytest.approx(central_at(first, (0.3,), 0), rel=1e-5)
     value, tangent = ms.jvp(lambda a: mixed(a, 0.7), 0.3, 1.0)
-    assert tangent == pytest.approx(central(mixed, (0.3, 0.7), 0)[()], rel=1e-7)
+    assert tangent == pytest.approx(central_at(mixed, (0.3, 0.7), 0), rel=1e-7)
 
 
 def numpy_and_python_scalars(x):
@@ -187,7 +171,7 @@ def test_numpy_scalars_stay_numpy_scalars_where_python_has_them():
     value, grad = ms.value_and_grad(numpy_and_python_scalars)(0.8)
     want = numpy_and_python_scalars(0.8)
     assert type(value) is type(want) is np.float64 and value == want
-    assert grad == pytest.approx(central(numpy_and_python_scalars, (0.8,), 0)[()], rel=1e-7)
+    assert grad == pytest.approx(central_at(numpy_and_python_scalars, (0.8,), 0), rel=1e-7)
 
 
 def exp_tanh(x):

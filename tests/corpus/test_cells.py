@@ -19,8 +19,8 @@ import pytest
 
 import ad_compiler as ms
 from ad_compiler import Parameter, ParameterTuple, Tensor, nn, ops
+from tests.finite_differences import central_at
 
-EPS = 1e-6
 TOL = {np.float64: dict(rtol=1e-5, atol=1e-7), np.float32: dict(rtol=2e-3, atol=2e-4)}
 FLAGS = list(itertools.product([False, True], repeat=3))
 FLAG_IDS = [f"all={int(a)}-list={int(b)}-sens={int(c)}" for a, b, c in FLAGS]
@@ -143,25 +143,10 @@ def arrays(values):
     return [np.asarray(v.asnumpy() if isinstance(v, Tensor) else v, np.float64) for v in values]
 
 
-def numeric_grads(reference, values, weight):
-    """Central differences of sum(weight * reference(*values)) w.r.t. every value."""
-    grads = []
-    for k, v in enumerate(values):
-        g = np.zeros(v.shape)
-        for idx in np.ndindex(v.shape):
-            shifted = []
-            for step in (EPS, -EPS):
-                trial = [u.copy() for u in values]
-                trial[k][idx] += step
-                shifted.append(np.sum(weight * reference(*trial)))
-            g[idx] = (shifted[0] - shifted[1]) / (2 * EPS)
-        grads.append(g)
-    return grads
-
-
 def expected_result(setup, weights, get_all, get_by_list, weight):
     values = arrays(setup.inputs) + arrays(setup.params)
-    grads = numeric_grads(setup.reference, values, weight)
+    grads = [central_at(lambda *v: np.sum(weight * setup.reference(*v)), values, k)
+             for k in range(len(values))]
     n = len(setup.inputs)
     d_inputs = tuple(zip(setup.inputs, grads[:n]))
     by_param = {id(p): (p, g) for p, g in zip(setup.params, grads[n:])}

@@ -15,6 +15,7 @@ import pytest
 
 import ad_compiler as ms
 from tests.corpus.load import corpus as corpus_module, to_float64
+from tests.finite_differences import central
 
 
 
@@ -36,7 +37,8 @@ def output_sum(out) -> float:
 
 
 def numeric_grad(f, value, eps=EPS):
-    """Central differences of the scalar ``f`` at ``value`` (array, float or container)."""
+    """Central differences of the scalar ``f`` at ``value`` (array, float or container: a
+    container item by item, each array or float by tests/finite_differences.central)."""
     if isinstance(value, (tuple, list)):
         def at(i, v):
             items = list(value)
@@ -47,16 +49,7 @@ def numeric_grad(f, value, eps=EPS):
     if isinstance(value, dict):
         return {k: numeric_grad(lambda v, k=k: f({**value, k: v}), item, eps)
                 for k, item in value.items()}
-    if isinstance(value, float):
-        return (f(value + eps) - f(value - eps)) / (2 * eps)
-    base = np.asarray(value, dtype=np.float64)
-    grad = np.zeros(base.shape)
-    for idx in np.ndindex(base.shape):
-        plus, minus = base.copy(), base.copy()
-        plus[idx] += eps
-        minus[idx] -= eps
-        grad[idx] = (f(plus) - f(minus)) / (2 * eps)
-    return grad
+    return central(f, value, eps)
 
 
 def expected_grads(c: corpus.Case, args, eps=EPS):

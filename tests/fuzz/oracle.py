@@ -177,7 +177,9 @@ def _describe(v) -> str:
 
 def finite_differences(fn, args, h):
     """Central differences of ``total(fn(*args))`` for every input element; of a complex
-    element ``dL/dx - i dL/dy`` (JAX's convention, docs/complex.md)."""
+    element ``dL/dx - i dL/dy`` (JAX's convention, docs/complex.md). Its own loop, not
+    tests/finite_differences.py: each moved input keeps its type (``type(a)(p)``, a NumPy
+    scalar stays one) and runs through ``run_plain``, as the generated program's input did."""
     out = []
     for i, a in enumerate(args):
         base = _numbers(a)

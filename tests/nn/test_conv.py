@@ -10,6 +10,7 @@ import ad_compiler as ms
 from ad_compiler import dtype as mstype
 from ad_compiler import nn, ops
 from ad_compiler.tensor import Tensor
+from tests.finite_differences import central
 
 RNG = np.random.default_rng(11)
 
@@ -75,22 +76,6 @@ def ref_conv_transpose(y, w, stride, pads, out_size):
             y[b, c, i, j] * w[c]
     return full[:, :, pads[0]:pads[0] + out_size[0], pads[2]:pads[2] + out_size[1]]
 
-
-def numeric_grad(f, x, eps=1e-6):
-    """Central differences w.r.t. a Parameter's data (``ms.check_grad`` checks arguments)."""
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        old = x[idx]
-        x[idx] = old + eps
-        up = f(x)
-        x[idx] = old - eps
-        down = f(x)
-        x[idx] = old
-        g[idx] = (up - down) / (2 * eps)
-    return g
-
-
-# -- configurations ---------------------------------------------------------------------------
 
 CONV_CASES = [  # x shape, w shape, kwargs of ops.conv2d
     ((2, 3, 6, 5), (4, 3, 3, 3), dict(pad_mode="valid")),
@@ -313,7 +298,7 @@ def test_cell_weight_gradients_match_finite_differences():
         def f(v, p=p):
             p.set_data(Tensor(v))
             return float((net(x) ** 2).sum().asnumpy())
-        expected = numeric_grad(f, value.copy())
+        expected = central(f, value.copy())
         p.set_data(Tensor(value))
         np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-6, atol=1e-8)
 

@@ -13,6 +13,7 @@ from ad_compiler import nn, ops
 from ad_compiler.common import initializer as init
 from ad_compiler.errors import UnsupportedOperationError
 from ad_compiler.tensor import Tensor
+from tests.finite_differences import central
 
 RNG = np.random.default_rng(11)
 
@@ -29,21 +30,6 @@ class Weighted(nn.Cell):
         return np.sum(self.net(x) * self.r)
 
 
-def _fd(fn, arr, eps=1e-6) -> np.ndarray:
-    """Central differences of the scalar ``fn()`` w.r.t. every element of ``arr`` (in place):
-    for Parameters, which ``ms.check_grad`` (arguments only) does not differentiate."""
-    out = np.zeros(arr.shape)
-    for i in np.ndindex(arr.shape):
-        keep = arr[i]
-        arr[i] = keep + eps
-        hi = fn()
-        arr[i] = keep - eps
-        lo = fn()
-        arr[i] = keep
-        out[i] = (hi - lo) / (2 * eps)
-    return out
-
-
 def _check_grads(net, x, atol=1e-6):
     """Compiled gradients w.r.t. x and every trainable Parameter vs central differences."""
     out = np.asarray(net(x)) if not isinstance(net(x), Tensor) else net(x).asnumpy()
@@ -54,10 +40,10 @@ def _check_grads(net, x, atol=1e-6):
     for p, g in zip(params, gparams):
         data = p.asnumpy().copy()
 
-        def at():
-            p.set_data(data)
+        def at(v):
+            p.set_data(v)
             return float(np.asarray(loss(x)))
-        assert np.allclose(np.asarray(g), _fd(at, data), atol=atol), p.name
+        assert np.allclose(np.asarray(g), central(at, data), atol=atol), p.name
         p.set_data(data)
 
 

@@ -20,6 +20,7 @@ from ad_compiler.ad import rules
 from ad_compiler.ir import interp
 from ad_compiler.ir.builder import Builder
 from ad_compiler.ir.core import AType, Block, Function, Value
+from tests.finite_differences import central_at, directional
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -124,36 +125,14 @@ def inner(a, b) -> float:
 
 # -- finite differences ---------------------------------------------------------------
 
-def _shifted(values, i, k, delta):
-    out = list(values)
-    if isinstance(values[i], float):
-        out[i] = values[i] + delta
-    else:
-        arr = np.array(values[i], dtype=np.float64)
-        arr.flat[k] += delta
-        out[i] = arr
-    return out
-
-
 def numeric_grad(scalar_fn, values, i) -> np.ndarray:
     """Central differences of ``scalar_fn(values)`` w.r.t. ``values[i]``, shaped like it."""
-    size = 1 if isinstance(values[i], float) else np.asarray(values[i]).size
-    grad = np.empty(size)
-    for k in range(size):
-        hi = scalar_fn(_shifted(values, i, k, EPS))
-        lo = scalar_fn(_shifted(values, i, k, -EPS))
-        grad[k] = (hi - lo) / (2 * EPS)
-    return grad.reshape(np.shape(values[i]))
+    return np.asarray(central_at(lambda *v: scalar_fn(list(v)), values, i, EPS))
 
 
 def numeric_jvp(fn, values, tangents):
     """``(fn(x + eps t) - fn(x - eps t)) / 2 eps`` in float64; None tangents stay put."""
-    def moved(sign):
-        return [v if t is None else v + sign * EPS * (np.asarray(t) if not isinstance(t, float)
-                                                         else t)
-                for v, t in zip(values, tangents)]
-    hi, lo = wide(fn(*moved(1))), wide(fn(*moved(-1)))
-    return (hi - lo) / (2 * EPS)
+    return directional(fn, values, tangents, EPS)
 
 
 def assert_close(actual, expected, what):

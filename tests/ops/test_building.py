@@ -14,6 +14,7 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import ops
 from ad_compiler.errors import UnsupportedOperationError
+from tests.finite_differences import central, central_at
 
 RNG = np.random.default_rng(7)
 V4 = np.array([0.3, -0.5, 0.8, 1.2])
@@ -21,17 +22,6 @@ M23 = np.array([[0.3, -0.5, 0.8], [1.2, -0.1, 0.6]])
 M34 = RNG.normal(size=(3, 4))
 B23 = RNG.normal(size=(4, 2, 3))
 
-
-def central(f, x, h=1e-6):
-    g = np.zeros_like(x, dtype=np.float64)
-    for i in range(x.size):
-        e = np.zeros_like(x, dtype=np.float64)
-        e.flat[i] = h
-        g.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
-# -- differentiable building helpers ------------------------------------------------------
 
 def append_flat(x):
     return np.sum(np.append(x, x * 2.0) ** 2)
@@ -329,6 +319,5 @@ def invert_of_python_bool(x, s):
 def test_gradient_with_respect_to_python_float_arguments(fn, args):
     value, grads = ms.value_and_grad(fn, grad_position=(0, 1))(*args)
     assert value == fn(*args)
-    h = 1e-6
-    second = (fn(args[0], args[1] + h) - fn(args[0], args[1] - h)) / (2 * h)
+    second = central_at(fn, args, 1)
     np.testing.assert_allclose(grads[1], second, rtol=1e-6)

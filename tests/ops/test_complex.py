@@ -30,6 +30,7 @@ from ad_compiler.ad import rules
 from ad_compiler.ad.reverse import ARG, real_part, vjp_function
 from ad_compiler.ir.core import AType, Value
 from ad_compiler.ops.complex_numbers import COMPLEX
+from tests.finite_differences import central_at, directional
 
 EPS = 1e-6
 #: imaginary parts small enough to stay off the branch cuts of each sample domain
@@ -140,32 +141,6 @@ def _differentiable(v) -> bool:
     return isinstance(v, (float, complex)) or isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
-def _shifted(values, i, k, delta):
-    out = list(values)
-    if isinstance(values[i], (float, complex)):
-        out[i] = values[i] + delta
-    else:
-        arr = np.array(values[i], dtype=np.complex128 if np.iscomplexobj(values[i]) else np.float64)
-        arr.flat[k] += delta
-        out[i] = arr
-    return out
-
-
-def numeric_cotangent(scalar, values, i):
-    """``dL/dx - i dL/dy`` per element of a complex input (``dL/dx`` for a real one)."""
-    v = values[i]
-    size = np.size(v)
-    grad = np.empty(size, np.complex128 if np.iscomplexobj(v) else np.float64)
-    for k in range(size):
-        dx = (scalar(_shifted(values, i, k, EPS)) - scalar(_shifted(values, i, k, -EPS))) / (2 * EPS)
-        grad[k] = dx
-        if np.iscomplexobj(v):
-            dy = (scalar(_shifted(values, i, k, 1j * EPS))
-                  - scalar(_shifted(values, i, k, -1j * EPS))) / (2 * EPS)
-            grad[k] = dx - 1j * dy
-    return grad.reshape(np.shape(v))
-
-
 def _pairing(ct, out) -> float:
     """``Re(sum(ct * out))``: how a cotangent pairs with a value (no conjugation)."""
     return float(np.real(np.sum(np.asarray(ct, np.complex128) * np.asarray(out, np.complex128))))
@@ -205,7 +180,7 @@ def test_vjp_matches_complex_finite_differences(adcheck, case):
 
     for i, v in enumerate(values):
         if _differentiable(v):
-            expected = numeric_cotangent(scalar, values, i)
+            expected = central_at(lambda *v: scalar(list(v)), values, i)
             assert_close(got.get(i), expected, f"{prim.name}: cotangent of input {i}")
             if i in got:
                 assert np.iscomplexobj(got[i]) == np.iscomplexobj(v), \
@@ -223,12 +198,8 @@ def test_jvp_matches_complex_finite_differences(adcheck, case):
     fn = adcheck.finish(b, "jvp", [] if t_out is None else [t_out])
     ts = [_like(v, rng) if t is not None else None for v, t in zip(values, tangents)]
     results = adcheck.run(fn, *values, *(t for t in ts if t is not None))
-
-    def moved(sign):
-        return [v if t is None else v + sign * EPS * np.asarray(t) if not isinstance(t, (float, complex))
-                else v + sign * EPS * t for v, t in zip(values, ts)]
-    expected = (np.asarray(prim.impl(*moved(1), **params), np.complex128)
-                - np.asarray(prim.impl(*moved(-1), **params), np.complex128)) / (2 * EPS)
+    expected = directional(lambda *v: np.asarray(prim.impl(*v, **params), np.complex128),
+                           values, ts, EPS)
     actual = results[0] if results else None
     axis = _gauge_axis(prim, params, out.type.dtype.type(0))
     if axis is not None:
@@ -263,8 +234,8 @@ def test_second_order_complex(adcheck, case):
             return sum(_pairing(w, o) for w, o in zip(weights, adcheck.run(fn, *vals)))
 
     for g, i in zip(got, wrt):
-        assert_close(g, numeric_cotangent(scalar, inputs, i), f"{prim.name} second order, "
-                     f"input {i}", rtol=1e-4, atol=1e-5)
+        assert_close(g, central_at(lambda *v: scalar(list(v)), inputs, i),
+                     f"{prim.name} second order, input {i}", rtol=1e-4, atol=1e-5)
 
 
 @cases()

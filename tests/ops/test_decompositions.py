@@ -8,6 +8,7 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import ops
 from ad_compiler.errors import GradValueError, UnsupportedOperationError
+from tests.finite_differences import central, directional
 
 RNG = np.random.default_rng(7)
 
@@ -24,20 +25,10 @@ def _spd(n, batch=()):
     return x @ np.swapaxes(x, -1, -2) + 3 * np.eye(n)
 
 
-def numeric_grad(fn, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        g[i] = (fn(hi) - fn(lo)) / (2 * eps)
-    return g
-
-
 def check(fn, x, rtol=1e-5, atol=1e-6):
     value, grad = ms.value_and_grad(fn)(x.copy())
     np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(grad, numeric_grad(fn, x), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(grad, central(fn, x), rtol=rtol, atol=atol)
     return grad
 
 
@@ -172,7 +163,7 @@ def test_float32_stays_float32(fn, x):
     value, grad = ms.value_and_grad(fn)(x32.copy())
     assert np.asarray(value).dtype == np.asarray(fn(x32.copy())).dtype
     assert grad.dtype == np.float32
-    np.testing.assert_allclose(grad, numeric_grad(fn, x), rtol=2e-2, atol=2e-3)
+    np.testing.assert_allclose(grad, central(fn, x), rtol=2e-2, atol=2e-3)
 
 
 def float32_only(x):
@@ -210,8 +201,7 @@ def test_forward_mode(fn, x):
     """``ms.jvp`` (the JVP rules) along a random direction, against central differences."""
     direction = RNG.uniform(-1, 1, x.shape)
     out, tangent = ms.jvp(fn, x.copy(), direction)
-    eps = 1e-6
-    expected = (fn(x + eps * direction) - fn(x - eps * direction)) / (2 * eps)
+    expected = directional(fn, [x], [direction])
     np.testing.assert_allclose(tangent, expected, rtol=1e-5, atol=1e-6)
 
 
@@ -229,7 +219,7 @@ def svd_second(x):
 def test_second_order(fn, x):
     """The gradient of a gradient entry, against differences of the first gradient."""
     grad = ms.grad(fn)(x.copy())
-    np.testing.assert_allclose(grad, numeric_grad(fn, x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(grad, central(fn, x), rtol=1e-4, atol=1e-5)
 
 
 # -- norms -----------------------------------------------------------------------------------
@@ -331,9 +321,9 @@ def test_degenerate_spectrum_where_nothing_flows_through_the_tie():
     q, _ = np.linalg.qr(RNG.uniform(-1, 1, (3, 3)))
     x = q @ np.diag([1.0, 1.0, 2.0]) @ q.T
     grad = ms.grad(simple_eigvec)(x.copy())
-    np.testing.assert_allclose(grad, numeric_grad(simple_eigvec, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad, central(simple_eigvec, x), rtol=1e-5, atol=1e-6)
     values = ms.grad(eigh_values)(np.eye(3))  # all eigenvalues equal
-    np.testing.assert_allclose(values, numeric_grad(eigh_values, np.eye(3)), atol=1e-6)
+    np.testing.assert_allclose(values, central(eigh_values, np.eye(3)), atol=1e-6)
 
 
 def svd_u(x):

@@ -16,26 +16,7 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import ops
 from ad_compiler.errors import UnsupportedOperationError
-
-EPS = 1e-6
-
-
-def numeric_grad(fn, args, i):
-    """Central differences of ``fn(*args)`` (a scalar) in float64 w.r.t. ``args[i]``."""
-    args = [a if isinstance(a, float) else np.asarray(a, np.float64) for a in args]
-    if isinstance(args[i], float):
-        hi, lo = list(args), list(args)
-        hi[i], lo[i] = args[i] + EPS, args[i] - EPS
-        return (float(fn(*hi)) - float(fn(*lo))) / (2 * EPS)
-    grad = np.zeros(args[i].shape)
-    for k in np.ndindex(args[i].shape):
-        moved = []
-        for sign in (1.0, -1.0):
-            a = args[i].copy()
-            a[k] += sign * EPS
-            moved.append(float(fn(*args[:i], a, *args[i + 1:])))
-        grad[k] = (moved[0] - moved[1]) / (2 * EPS)
-    return grad
+from tests.finite_differences import central, central_at
 
 
 def check_grad(fn, *args, rtol=1e-5, atol=1e-7):
@@ -46,7 +27,7 @@ def check_grad(fn, *args, rtol=1e-5, atol=1e-7):
     np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
     grads = grads if isinstance(grads, tuple) else (grads,)
     for i, g in enumerate(grads):
-        np.testing.assert_allclose(g, numeric_grad(fn, args, i), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(g, central_at(fn, args, i), rtol=rtol, atol=atol,
                                    err_msg=f"gradient of argument {i}")
     return grads
 
@@ -111,7 +92,7 @@ def test_float32_stays_float32_and_float_power_computes_in_float64():
 
     value, (gx, gy) = ms.value_and_grad(f, grad_position=(0, 1))(x32, y32)
     assert value.dtype == np.float32 and gx.dtype == np.float32 and gy.dtype == np.float32
-    np.testing.assert_allclose(gx, numeric_grad(f, [X, Y], 0), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gx, central_at(f, [X, Y], 0), rtol=1e-3, atol=1e-4)
 
     def g(x):
         return np.sum(np.float_power(x, 2.5))
@@ -138,8 +119,8 @@ def test_math_functions_on_python_floats(a, b):
     value, (ga, gb) = ms.value_and_grad(math_on_floats, grad_position=(0, 1))(a, b)
     assert type(value) is float
     assert value == pytest.approx(math_on_floats(a, b), rel=1e-12)
-    assert ga == pytest.approx(numeric_grad(math_on_floats, [a, b], 0), rel=1e-5)
-    assert gb == pytest.approx(numeric_grad(math_on_floats, [a, b], 1), rel=1e-5)
+    assert ga == pytest.approx(central_at(math_on_floats, [a, b], 0), rel=1e-5)
+    assert gb == pytest.approx(central_at(math_on_floats, [a, b], 1), rel=1e-5)
 
 
 def test_math_results_stay_python_floats_next_to_float32():
@@ -228,7 +209,7 @@ def test_sinc_at_zero_first_and_second_order_exact():
     def f(x):
         return np.sum(np.sinc(x))
     x = np.array([0.0, 0.5])
-    np.testing.assert_allclose(ms.grad(f)(x), [0.0, numeric_grad(f, [x], 0)[1]], atol=1e-9)
+    np.testing.assert_allclose(ms.grad(f)(x), [0.0, central(f, x)[1]], atol=1e-9)
 
     def df(x):
         return np.sum(ms.grad(f)(x))
@@ -237,7 +218,7 @@ def test_sinc_at_zero_first_and_second_order_exact():
         return np.sum(ms.grad(df)(x))
     second = ms.grad(df)(x)
     assert second[0] == pytest.approx(-math.pi ** 2 / 3, rel=1e-12)
-    assert second[1] == pytest.approx(numeric_grad(df, [x], 0)[1], rel=1e-6)
+    assert second[1] == pytest.approx(central(df, x)[1], rel=1e-6)
     assert ms.grad(d2f)(x)[0] == 0.0
 
 

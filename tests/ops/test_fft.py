@@ -17,23 +17,11 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import ops
 from ad_compiler.errors import AdCompilerError
+from tests.finite_differences import central, central_at, directional
 
 RNG = np.random.default_rng(20261125)
 X = RNG.uniform(-1, 1, (3, 4))
 Z = RNG.uniform(-1, 1, (3, 4)) + 1j * RNG.uniform(-1, 1, (3, 4))
-
-
-def numeric_grad(fn, x, eps=1e-6):
-    """``dL/dx - i dL/dy`` per element of a complex ``x`` (``dL/dx`` of a real one)."""
-    g = np.zeros(x.shape, np.result_type(x, np.float64))
-    steps = (eps, 1j * eps) if np.iscomplexobj(x) else (eps,)
-    for k in np.ndindex(x.shape):
-        for step in steps:
-            e = np.zeros_like(x)
-            e[k] = step
-            d = (fn(x + e) - fn(x - e)) / (2 * eps)
-            g[k] += d if step == eps else -1j * d
-    return g
 
 
 def weights_like(y):
@@ -97,7 +85,7 @@ def test_value_and_gradient_match_numpy_and_finite_differences(call):
         np.testing.assert_array_equal(got, want)
         assert value == loss(x)[0]
         assert g.dtype == x.dtype
-        np.testing.assert_allclose(g, numeric_grad(lambda v: loss(v)[0], x), rtol=1e-6,
+        np.testing.assert_allclose(g, central(lambda v: loss(v)[0], x), rtol=1e-6,
                                    atol=1e-8, err_msg=f"{name}{kwargs}")
 
 
@@ -116,7 +104,7 @@ def test_float32_and_complex64_keep_their_precision(call):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
         assert g.dtype == x32.dtype
-        np.testing.assert_allclose(g, numeric_grad(lambda v: loss(v)[0], x), rtol=2e-3,
+        np.testing.assert_allclose(g, central(lambda v: loss(v)[0], x), rtol=2e-3,
                                    atol=2e-4)
 
 
@@ -148,11 +136,11 @@ def spectral_derivative(u, d):
 @pytest.mark.parametrize("n", [6, 7])
 def test_power_spectrum_and_spectral_convolution(n):
     a, b = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, n)
-    np.testing.assert_allclose(ms.grad(power)(a), numeric_grad(power, a), rtol=1e-6)
+    np.testing.assert_allclose(ms.grad(power)(a), central(power, a), rtol=1e-6)
     ga, gb = ms.grad(spectral_convolution, (0, 1))(a, b)
-    np.testing.assert_allclose(ga, numeric_grad(lambda v: spectral_convolution(v, b), a),
+    np.testing.assert_allclose(ga, central(lambda v: spectral_convolution(v, b), a),
                                rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(gb, numeric_grad(lambda v: spectral_convolution(a, v), b),
+    np.testing.assert_allclose(gb, central(lambda v: spectral_convolution(a, v), b),
                                rtol=1e-6, atol=1e-9)
 
 
@@ -169,19 +157,20 @@ def test_power_spectrum_closed_form():
 
 def test_lowpass_and_traced_frequency_spacing():
     x = RNG.uniform(-1, 1, (6, 5))
-    np.testing.assert_allclose(ms.grad(lowpass_energy)(x), numeric_grad(lowpass_energy, x),
+    np.testing.assert_allclose(ms.grad(lowpass_energy)(x), central(lowpass_energy, x),
                                rtol=1e-6, atol=1e-9)
     u = np.sin(np.linspace(0, 2 * np.pi, 8, endpoint=False)) + 0.1 * RNG.uniform(size=8)
     gu, gd = ms.grad(spectral_derivative, (0, 1))(u, 0.25)
-    np.testing.assert_allclose(gu, numeric_grad(lambda v: spectral_derivative(v, 0.25), u),
+    np.testing.assert_allclose(gu, central(lambda v: spectral_derivative(v, 0.25), u),
                                rtol=1e-6, atol=1e-9)
-    d_num = (spectral_derivative(u, 0.25 + 1e-6) - spectral_derivative(u, 0.25 - 1e-6)) / 2e-6
+    d_num = central_at(spectral_derivative, (u, 0.25), 1)
     np.testing.assert_allclose(gd, d_num, rtol=1e-6)
     assert ms.value_and_grad(spectral_derivative)(u, 0.25)[0] == spectral_derivative(u, 0.25)
 
 
 def second_order(fn, x, h=1e-4):
-    """The Hessian of ``fn`` at the real ``x`` by second-order central differences."""
+    """The Hessian of ``fn`` at the real ``x`` by second-order central differences (a mixed
+    second difference, not a shared first-order one: only this file needs it)."""
     n = x.size
     hess = np.zeros((n, n))
     flat = x.ravel()
@@ -240,9 +229,7 @@ def test_jvp_matches_finite_differences(name, kwargs):
         return fn(v, **kwargs)
     out, tangent = ms.jvp(f, x, t)
     np.testing.assert_array_equal(out, fn(x, **kwargs))
-    eps = 1e-6
-    np.testing.assert_allclose(tangent, (fn(x + eps * t, **kwargs) - fn(x - eps * t, **kwargs))
-                               / (2 * eps), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tangent, directional(f, [x], [t]), rtol=1e-6, atol=1e-8)
 
 
 def spectrum_magnitude(x):
@@ -256,7 +243,7 @@ def test_vmap_of_a_function_using_fft():
     grads = ms.vmap(ms.grad(lambda x: np.sum(spectrum_magnitude(x) ** 2)))(xs)
     for x, g in zip(xs, grads):
         np.testing.assert_allclose(
-            g, numeric_grad(lambda v: np.sum(spectrum_magnitude(v) ** 2), x), rtol=1e-6)
+            g, central(lambda v: np.sum(spectrum_magnitude(v) ** 2), x), rtol=1e-6)
     cube = xs[:, :, None] * xs[:, None]  # (4, 5, 5), batched along axis 1
 
     def filtered(x):
@@ -286,7 +273,7 @@ def numpy_spellings(x):
 
 def test_mindspore_ops_spellings():
     assert ms_spellings(X) == numpy_spellings(X)  # eager
-    np.testing.assert_allclose(ms.grad(ms_spellings)(X), numeric_grad(numpy_spellings, X),
+    np.testing.assert_allclose(ms.grad(ms_spellings)(X), central(numpy_spellings, X),
                                rtol=1e-6, atol=1e-9)
     out = ops.rfft(ms.Tensor(X), n=5)
     assert isinstance(out, ms.Tensor)

@@ -12,13 +12,9 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import Tensor, ops
 from ad_compiler.errors import UnsupportedOperationError
+from tests.finite_differences import central, central_at
 
 RNG = np.random.default_rng(20261125)
-
-
-def _fd(adcheck, f, args, i):
-    """Central differences of the scalar ``f(*args)`` with respect to ``args[i]``."""
-    return adcheck.numeric_grad(lambda vals: float(f(*vals)), list(args), i)
 
 
 def _check(adcheck, f, *args):
@@ -30,7 +26,7 @@ def _check(adcheck, f, *args):
     np.testing.assert_array_equal(value, expected)
     grads = grads if isinstance(grads, tuple) else (grads,)
     for i, g in enumerate(grads):
-        adcheck.assert_close(g, _fd(adcheck, f, args, i), f"{f.__name__}: gradient {i}")
+        adcheck.assert_close(g, central_at(f, args, i), f"{f.__name__}: gradient {i}")
     return grads
 
 
@@ -73,7 +69,7 @@ def test_prod_with_two_zeros_gives_zero(adcheck):
     g_rows = ms.grad(prod_rows)(x)  # one zero per row: each row has its own product of others
     np.testing.assert_array_equal(g_rows, [[0, 0, 0], [0, 0, 0]])
     x[1, 0] = 1.0
-    adcheck.assert_close(ms.grad(prod_rows)(x), _fd(adcheck, prod_rows, [x], 0), "one zero")
+    adcheck.assert_close(ms.grad(prod_rows)(x), central(prod_rows, x), "one zero")
 
 
 def prod_hessian_product(x, w):
@@ -224,7 +220,7 @@ def test_nan_reductions_give_no_gradient_to_nan(adcheck):
 
     def on_present(v):
         return nan_reductions(np.where(present, v, np.nan))
-    adcheck.assert_close(g[present], _fd(adcheck, on_present, [filled], 0)[present], "nan")
+    adcheck.assert_close(g[present], central(on_present, filled)[present], "nan")
 
 
 def test_nanmax_of_a_nan_slice_is_nan():
@@ -247,7 +243,7 @@ def ms_style(x):
 
 def test_ops_spellings_match_finite_differences(adcheck):
     x = RNG.permutation(np.linspace(0.3, 1.6, 12)).reshape(3, 4)
-    np.testing.assert_allclose(ms.grad(ms_style)(x), _fd(adcheck, ms_style, [x], 0),
+    np.testing.assert_allclose(ms.grad(ms_style)(x), central(ms_style, x),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -299,7 +295,7 @@ def test_float32_stays_float32(adcheck):
     assert gx.dtype == np.float32 and gw.dtype == np.float32
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
     for i, g in enumerate((gx, gw)):
-        np.testing.assert_allclose(g, _fd(adcheck, everything, [x64, w64], i), rtol=2e-3,
+        np.testing.assert_allclose(g, central_at(everything, [x64, w64], i), rtol=2e-3,
                                    atol=2e-3)
 
 

@@ -11,21 +11,7 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
-
-
-def central_difference(f, args, position, eps=1e-6):
-    args = [np.array(a, dtype=np.float64) for a in args]
-    x = args[position]
-    grad = np.zeros_like(x)
-    for i in range(x.size):
-        old = x.flat[i]
-        x.flat[i] = old + eps
-        up = f(*args)
-        x.flat[i] = old - eps
-        down = f(*args)
-        x.flat[i] = old
-        grad.flat[i] = (up - down) / (2 * eps)
-    return grad
+from tests.finite_differences import central, central_at
 
 
 def dense(x, w, b):
@@ -60,7 +46,7 @@ def test_gradients_match_finite_differences(f, shapes, positions):
     value, grads = ms.value_and_grad(f, grad_position=positions)(*args)
     assert float(value) == f(*args)
     for p, g in zip(positions, grads):
-        np.testing.assert_allclose(g, central_difference(f, args, p), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(g, central_at(f, args, p), rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -82,5 +68,5 @@ def test_second_order_through_the_product():
     def directional(w):
         return np.sum(grad_w(x, w, b) * v)
     hv = ms.grad(directional)(w)
-    np.testing.assert_allclose(hv, central_difference(directional, [w], 0), rtol=1e-5,
+    np.testing.assert_allclose(hv, central(directional, w), rtol=1e-5,
                                atol=1e-6)

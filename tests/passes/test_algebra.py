@@ -9,28 +9,16 @@ import numpy as np
 import pytest
 
 import ad_compiler as ms
+from tests.finite_differences import central_at
 
 RNG = np.random.default_rng(7)
-
-
-def central(f, args, pos, eps=1e-6):
-    """Central finite differences of the scalar ``f(*args)`` w.r.t. ``args[pos]``."""
-    x = np.array(args[pos], dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[i] += eps
-        minus[i] -= eps
-        hi = f(*args[:pos], plus, *args[pos + 1:])
-        lo = f(*args[:pos], minus, *args[pos + 1:])
-        g[i] = (hi - lo) / (2 * eps)
-    return g
 
 
 def check(f, *args, pos=0, rtol=1e-6, atol=1e-7):
     """The compiled gradient against finite differences; returns the adjoint source."""
     got = ms.grad(f, grad_position=pos)(*args)
-    np.testing.assert_allclose(np.asarray(got), central(f, list(args), pos), rtol=rtol, atol=atol)
+    want = central_at(f, list(args), pos)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
     return ms.adjoint_source(f, *args, grad_position=pos)
 
 
@@ -154,7 +142,7 @@ def test_second_order_through_a_dropped_shift():
     def plain(z):
         return np.sum(ms.grad(softmax_xent)(z, LABELS) * v)
     got = ms.grad(directional)(Z, LABELS)
-    want = central(lambda z: plain(z), [Z], 0)
+    want = central_at(lambda z: plain(z), [Z], 0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
 
@@ -329,9 +317,9 @@ def test_forward_values_stay_pythons_bit_for_bit():
     x, y = RNG.standard_normal(3), RNG.standard_normal(3)
     value, grads = ms.value_and_grad(rounding_rewrites_everywhere, grad_position=(0, 1))(x, y)
     assert value == rounding_rewrites_everywhere(x, y)
-    np.testing.assert_allclose(grads[0], central(rounding_rewrites_everywhere, [x, y], 0),
+    np.testing.assert_allclose(grads[0], central_at(rounding_rewrites_everywhere, [x, y], 0),
                                rtol=1e-6)
-    np.testing.assert_allclose(grads[1], central(rounding_rewrites_everywhere, [x, y], 1),
+    np.testing.assert_allclose(grads[1], central_at(rounding_rewrites_everywhere, [x, y], 1),
                                rtol=1e-6, atol=1e-7)
 
 
