@@ -16,7 +16,7 @@ computed once instead of once per step. Before/after::
 """
 from __future__ import annotations
 
-from ..ad.rules import stays_in_loop
+from ..ad.rules import has_effect, stays_in_loop
 from ..ir.clone import copy_function
 from ..ir.core import Block, Function
 
