@@ -122,15 +122,15 @@ def check(program: Program, fn=None, higher: bool = True) -> Outcome:
         check_positions(fn, program, grads)
         stage = "cache"
         smooth &= check_second_input(fn, vg, program.args2)
-        stage = "dask"
-        check_dask(fn, program, value, grads)
         if higher and smooth and not any(np.iscomplexobj(a) for a in program.args):
             module, extra = higher_module(program, expected)
             for stage, function, kind, atol, rtol in HIGHER:
                 smooth = smooth and check_forward(getattr(module, function), program,
                                                   kind, atol * magnitude(expected), rtol)
-        stage = "float32"      # last: float32 inputs may be refused where float64 are not
+        stage = "float32"      # float32 inputs may be refused where float64 are not
         check_float32(fn, vg, program.args, expected, grads)
+        stage = "dask"         # last: Dask refuses what it cannot do lazily (unknown chunks)
+        check_dask(fn, program, value, grads)
     except Failure as f:
         return Outcome(f.kind, f.detail, stage, extra if stage in HIGHER_STAGES else "")
     except Exception as e:
