@@ -15,7 +15,8 @@ import pytest
 import ad_compiler as ms
 from ad_compiler import grad
 from ad_compiler.errors import AdCompilerError
-from tests.api.test_complex import check, numeric_grad
+from tests.api.test_complex import check
+from tests.finite_differences import central_at as numeric_grad
 
 EPS = 1e-6
 RNG = np.random.default_rng(7)
