@@ -131,7 +131,7 @@ def numpy_only(what: str, *arrays) -> None:
     for x in arrays:
         backend = backend_of(x)
         if backend is not None:
-            raise TypeError(f"{what} is computed with NumPy's own operations, which would "
+            raise TypeError(f"{what}: written with NumPy's own operations, which would "
                             f"compute the {backend.name} array on the client")
 
 

@@ -381,6 +381,14 @@ def erf(x):
     return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
 
 
+def cast(x, dtype):
+    """``np.asarray(x, dtype=dtype)``, or for an array of another backend its own
+    ``x.astype(dtype, copy=False)`` (np.asarray would compute a lazy array)."""
+    if is_backend_array(x):
+        return x.astype(dtype, copy=False)
+    return np.asarray(x, dtype=dtype)
+
+
 def sum_to(ct, like, keep=0, skip=0):
     """``ct`` summed over the axes along which ``like`` was broadcast to ``ct``'s shape
     (the run-time form of un-broadcasting, for lengths that depend on data). Under
