@@ -32,9 +32,11 @@ import numpy as np
 import ad_compiler as ms
 from ad_compiler import catalog
 from ad_compiler.ad import rules
+from ad_compiler.backends import run_compiled
 from ad_compiler.errors import GradRuntimeError, GradTypeError
 
 LAZY, COMPUTE, ERROR, WRONG = "lazy", "compute", "error", "wrong"
+_DIFFERENT = "a different value once computed"
 _SECTIONS = catalog._SECTIONS[:4] + catalog._SECTIONS[5:8]   # not math (floats), not ms.grad
 _COUNTER = itertools.count()
 
@@ -211,7 +213,8 @@ def _load(src: str, consts: dict):
 def _dask(v):
     import dask.array as da
     if isinstance(v, np.ndarray) and v.ndim and v.dtype.kind == "f":
-        return da.from_array(v, chunks=(max(1, (v.shape[0] + 1) // 2),) + v.shape[1:])
+        chunks = (max(1, (v.shape[0] + 1) // 2),) + v.shape[1:]
+        return da.from_array(v, chunks=chunks, name=False)   # no hashing of the data
     return v
 
 
@@ -224,8 +227,6 @@ def _compute_cause(exc) -> bool:
 
 
 def run(case: Case) -> Case:
-    import dask
-    import dask.array as da
     try:
         fn, values, positions = build(case)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -235,10 +236,18 @@ def run(case: Case) -> Case:
         case.outcome, case.detail = "skipped", f"{type(exc).__name__}: {exc}"[:120]
         return case
     dargs = [_dask(v) for v in values]
+    return _classify(case, lambda: ms.value_and_grad(fn, grad_position=positions)(*dargs),
+                     expected)
+
+
+def _classify(case: Case, build, expected) -> Case:
+    """Build under the refusing scheduler, then compute and compare with ``expected``."""
+    import dask
+    import dask.array as da
     try:
         with dask.config.set(scheduler=_refuse), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = ms.value_and_grad(fn, grad_position=positions)(*dargs)
+            got = build()
     except Exception as exc:  # noqa: BLE001 - classified
         if _compute_cause(exc):
             case.outcome, case.detail = COMPUTE, _where(exc)
@@ -257,11 +266,15 @@ def run(case: Case) -> Case:
         return case
     with dask.config.set(scheduler="sync"), warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        computed = dask.compute(*leaves)
+        try:
+            computed = dask.compute(*leaves)
+        except Exception as exc:  # noqa: BLE001 - a graph Dask built but cannot run
+            case.outcome, case.detail = WRONG, f"computing fails: {_reason(exc)}"
+            return case
     for g, e in zip(computed, _flat(expected), strict=True):
         if np.shape(g) != np.shape(e) or not np.allclose(g, e, rtol=1e-7, atol=1e-10,
                                                          equal_nan=True):
-            case.outcome, case.detail = WRONG, "a different value once computed"
+            case.outcome, case.detail = WRONG, _DIFFERENT
             return case
     case.outcome = LAZY
     return case
@@ -294,8 +307,113 @@ def _where(exc) -> str:
     return ""
 
 
+# -- primitives, from their declared examples ----------------------------------------------
+
+PRIMITIVES = "Primitives (their declared examples)"
+_DOMAIN = {"positive": (0.5, 2.0), "above_one": (1.5, 3.0), "nonzero": (0.5, 2.0)}
+
+
+def primitive_cases() -> list[Case]:
+    """One case per differentiable primitive example with a float array input."""
+    out = []
+    for name, prim in sorted(rules.PRIMITIVES.items()):
+        if prim.family in ("user", "lists") or prim.nondiff:
+            continue
+        for i, example in enumerate(prim.examples or ()):
+            if any(isinstance(s, tuple) and s for s in example.inputs):
+                out.append(Case(f"{name}[{i}]", PRIMITIVES, (name, example)))
+    return out
+
+
+def _example_values(prim, example, rng):
+    low, high = _DOMAIN.get(prim.domain, (0.2, 0.8))
+    values = []
+    for s in example.inputs:
+        if s is float:
+            values.append(float(rng.uniform(low, high)))
+        elif isinstance(s, np.ndarray):
+            values.append(s)
+        else:
+            v = rng.uniform(low, high, s)
+            if prim.domain in ("wellcond", "spd") and len(s) >= 2 and s[-1] == s[-2]:
+                v = v + 2.0 * np.eye(s[-1])
+                v = (v + np.swapaxes(v, -1, -2)) / 2
+            values.append(v)
+    return values
+
+
+def _primitive_gradient(prim, example, values, rng, backend):
+    """The compiled value-and-gradient of ``sum(W * prim(*values))`` (``real`` of a complex
+    result), as ``backend`` or NumPy inputs get it (api/compiler.py's pipeline)."""
+    from ad_compiler.ad.reverse import ARG, vjp_function
+    from ad_compiler.codegen import compile_function
+    from ad_compiler.errors import SourceLoc
+    from ad_compiler.ir.builder import Builder
+    from ad_compiler.ir.core import AType, Block, Function, Value
+    from ad_compiler.passes.backend import for_backend
+    from ad_compiler.passes.pipeline import PIPELINE, optimize
+    from ad_compiler.passes.primal import prepare_for_reverse
+    args = [Value(AType.of(v), f"x{i}") for i, v in enumerate(values)]
+    loc = SourceLoc("example.py", 1, 0, f"{prim.name}(...)")
+    b = Builder(Block(args=list(args)), loc=loc)
+    out = b.emit(prim.name, *args, **example.params)
+    if out.type.dtype.kind == "c":
+        out = b.emit("real", out)
+    weights = rng.uniform(0.5, 1.5, out.type.shape)
+    total = b.emit("sum", b.emit("mul", out, b.const(weights)), axis=None, keepdims=False)
+    b.block.results = [total]
+    fn = prepare_for_reverse(Function(f"{prim.name}_example", b.block, loc=loc))
+    wrt = [i for i, v in enumerate(values) if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    ir = optimize(vjp_function(fn, wrt, [ARG], with_outputs=True), PIPELINE)
+    if backend is not None:
+        ir = for_backend(ir)
+    compiled = compile_function(ir, reuse_buffers=backend is None)
+    seed = np.ones((), total.type.dtype) if backend is None else backend.ones((), total.type.dtype)
+    entry = type("Entry", (), {"compiled": compiled, "ir": ir, "backend": backend})
+    return lambda *vals: compiled.fn(*vals, seed) if backend is None else \
+        run_compiled(entry, *vals, seed)
+
+
+def run_primitive(case: Case) -> Case:
+    """:func:`run` for a primitive example, compiled from IR (no user source)."""
+    from ad_compiler.backends import BACKENDS
+    name, example = case.spec
+    prim = rules.PRIMITIVES[name]
+    rng = np.random.default_rng(sum(map(ord, case.spelling)))
+    values = _example_values(prim, example, rng)
+    state = rng.bit_generator.state
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            expected = _primitive_gradient(prim, example, values, rng, None)(*values)
+    except Exception as exc:  # noqa: BLE001 - not an example the pipeline takes whole
+        case.outcome, case.detail = "skipped", f"{type(exc).__name__}: {exc}"[:120]
+        return case
+    rng.bit_generator.state = state
+    grad = _primitive_gradient(prim, example, values, rng, BACKENDS["dask"])
+    case = _classify(case, lambda: grad(*[_dask(v) for v in values]), expected)
+    if case.outcome == WRONG and case.detail == _DIFFERENT and name in DASKS_OWN_VALUE:
+        case.outcome, case.detail = DIFFERS, DASKS_OWN_VALUE[name]
+    elif case.outcome == WRONG and case.detail.startswith("computing fails") \
+            and name in FAILS_WHEN_COMPUTED:
+        case.outcome, case.detail = FAILS, FAILS_WHEN_COMPUTED[name]
+    return case
+
+
+FAILS = "fails when computed"
+#: primitives whose Dask function builds a graph that fails when computed (not located)
+FAILS_WHEN_COMPUTED = {"einsum": "Dask's einsum of an index repeated in one operand "
+                                 "('ii->i') fails unless those axes have the same chunks"}
+
+
+DIFFERS = "differs"
+#: primitives whose Dask function gives another (equally valid) value than NumPy's: the
+#: gradient is that of the value Dask computes, as plain Python on Dask arrays gives it
+DASKS_OWN_VALUE = {"qr": "Dask's QR factorisation has other column signs than NumPy's"}
+
+
 def sweep() -> list[Case]:
-    return [run(c) for c in cases()]
+    return [run(c) for c in cases()] + [run_primitive(c) for c in primitive_cases()]
 
 
 # -- the page ------------------------------------------------------------------------------
@@ -310,8 +428,30 @@ def _reason(exc) -> str:
     return f"{type(exc).__name__}: {message}"
 
 
+def _render_primitives(results) -> list[str]:
+    """Per primitive, lazy when every example is; else each example's outcome."""
+    by_name: dict = {}
+    for c in results:
+        if c.outcome != "skipped":
+            by_name.setdefault(c.spelling.partition("[")[0], []).append(c)
+    lazy = [n for n, cs in by_name.items() if all(c.outcome == LAZY for c in cs)]
+    lines = ["", f"The primitives, each example of its declaration (`examples=`) compiled from "
+                 f"the IR: **{len(lazy)} of {len(by_name)} lazy in every example**: "
+                 + ", ".join(f"`{n}`" for n in lazy) + ".", "",
+             "| primitive | examples lazy | otherwise |", "|---|---|---|"]
+    for name, cs in by_name.items():
+        if name in lazy:
+            continue
+        reasons = sorted({f"{c.outcome}: {c.detail}" for c in cs if c.outcome != LAZY})
+        n = sum(c.outcome == LAZY for c in cs)
+        lines.append(f"| `{name}` | {n} of {len(cs)} | {'; '.join(reasons)} |")
+    return lines
+
+
 def render(results) -> str:
     import dask
+    prims = [c for c in results if c.section == PRIMITIVES]
+    results = [c for c in results if c.section != PRIMITIVES]
     lazy = [c for c in results if c.outcome == LAZY]
     errors = [c for c in results if c.outcome == ERROR]
     other = [c for c in results if c.outcome not in (LAZY, ERROR, "skipped")]
@@ -333,6 +473,7 @@ def render(results) -> str:
               "", "| function | reason |", "|---|---|"]
     lines += [f"| `{c.spelling}` | {c.detail} |" for c in errors]
     lines += [f"| `{c.spelling}` | {c.outcome}: {c.detail} |" for c in other]
+    lines += _render_primitives(prims)
     if skipped:
         lines += ["", "Not swept (the catalog's sample call is not one NumPy or the compiler "
                       "takes): " + ", ".join(f"`{c.spelling}`" for c in skipped) + "."]
