@@ -10,7 +10,13 @@ compared with the gradient of the same call on NumPy arrays. Each case is one of
 * ``lazy``: built without computing, every result a Dask array, equal to NumPy's;
 * ``compute``: building the gradient computed a graph on the client (a hidden compute);
 * ``error``: a located error naming the backend (what Dask cannot do);
-* ``wrong``: anything else (an unlocated error, a NumPy result, a different number).
+* ``wrong``: anything else (an unlocated error, a NumPy result, a different number),
+  but for two named Dask behaviours: ``differs`` (Dask's own function gives another
+  valid value, :data:`DASKS_OWN_VALUE`) and ``fails when computed``
+  (:data:`FAILS_WHEN_COMPUTED`).
+
+Every differentiable primitive's declared examples (``examples=``) are swept the same
+way, compiled from the IR through the API's pipeline (:func:`run_primitive`).
 
 ``python -m tests.backends.dask_sweep`` prints the table; ``--write`` puts it into
 docs/backends.md between its markers (tests/backends/test_dask_sweep.py checks the page
@@ -51,9 +57,9 @@ def _refuse(*args, **kwargs):
 
 @dataclass
 class Case:
-    spelling: str
+    spelling: str         # a spelling of docs/primitives.md, or ``prim[example number]``
     section: str
-    spec: tuple           # the catalog's sample arguments
+    spec: tuple           # the catalog's sample arguments, or (primitive name, Example)
     outcome: str = ""
     detail: str = ""
 
