@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .backends import is_backend_array, numpy_only
+from .backends import backend_of, is_backend_array, numpy_only
 
 
 def index_set(x, index, value):
@@ -145,6 +145,9 @@ def linear_recurrence(a, b, axis, reverse=False):
     >>> linear_recurrence(np.array([9.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), 0)
     array([ 1.,  3., 10.])
     """
+    lazy = next((v for v in (a, b) if hasattr(v, "map_blocks")), None)
+    if lazy is not None:
+        return _linear_recurrence_by_blocks(a, b, axis, reverse, backend_of(lazy))
     if is_backend_array(a) or is_backend_array(b):
         return _linear_recurrence_by_slices(a, b, axis, reverse)
     a, b = np.asarray(a), np.asarray(b)
@@ -158,9 +161,21 @@ def linear_recurrence(a, b, axis, reverse=False):
     return np.moveaxis(h, 0, axis)
 
 
+def _linear_recurrence_by_blocks(a, b, axis, reverse, backend):
+    """:func:`linear_recurrence` for a lazy (Dask) array: NumPy's recurrence on each
+    block, the recurrence's axis made one chunk (as Dask's own ``cumprod`` scans
+    chunks, this does one task per block, not one per step)."""
+    xp = backend.namespace()
+    b = xp.asarray(b)
+    a = xp.broadcast_to(xp.asarray(a), b.shape)    # the result has b's shape
+    b = b.rechunk({axis % b.ndim: -1})
+    return xp.map_blocks(linear_recurrence, a.rechunk(b.chunks), b, axis, reverse,
+                         dtype=np.result_type(a.dtype, b.dtype))
+
+
 def _linear_recurrence_by_slices(a, b, axis, reverse):
-    """:func:`linear_recurrence` for a backend array (a lazy Dask array has no item
-    assignment that reads what it wrote): one slice per step, stacked at the end."""
+    """:func:`linear_recurrence` for an array of another backend without blocks (CuPy):
+    one slice per step, stacked at the end."""
     dtype = np.result_type(a.dtype, b.dtype)
     a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0).astype(dtype)
     n = b.shape[0]
