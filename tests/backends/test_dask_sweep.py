@@ -83,6 +83,24 @@ def test_cumprod_uses_a_lazy_recurrence(axis):
     np.testing.assert_allclose(_lazy_grad(f, xd), central(f, xn), rtol=1e-6)
 
 
+@pytest.mark.parametrize("axis,reverse", [(0, False), (0, True), (1, False), (1, True)])
+def test_recurrence_by_blocks_and_by_slices_agree_with_numpys(axis, reverse):
+    """The Dask form (per block, the axis in one chunk) and the form of block-less
+    backends (CuPy: one slice per step) give NumPy's recurrence, also with ``a``
+    broadcast along the other axis."""
+    from ad_compiler import runtime
+    r = np.random.default_rng(3)
+    a, b = r.uniform(-1, 1, (5, 3)), r.uniform(-1, 1, (5, 3))
+    a = a[:, :1] if axis == 0 else a[:1]
+    expected = runtime.linear_recurrence(np.broadcast_to(a, b.shape), b, axis, reverse)
+    lazy = runtime.linear_recurrence(da.from_array(a, chunks=2), da.from_array(b, chunks=(2, 2)),
+                                     axis, reverse)
+    with dask.config.set(scheduler="sync"):
+        np.testing.assert_allclose(lazy.compute(), expected, rtol=1e-12)
+    sliced = runtime._linear_recurrence_by_slices(np.broadcast_to(a, b.shape), b, axis, reverse)
+    np.testing.assert_allclose(sliced, expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize("offset,axis1,axis2", [(0, 0, 1), (1, 0, 1), (-1, 1, 2), (2, 2, 0)])
 def test_diagonal_adjoint_is_a_lazy_mask(offset, axis1, axis2):
     def f(x):
