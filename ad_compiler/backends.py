@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +45,9 @@ class Backend:
     name: str           # what messages and signatures call it
     module: str         # the top-level module of its array type
     creation: str       # the module that creates its arrays (``dask.array``, ``cupy``)
+    #: the warning the backend gives before it computes its arrays into NumPy ones to
+    #: call a NumPy function it does not implement (a regular expression of its message)
+    fallback_warning: str | None = None
 
     def namespace(self):
         """The backend's array module (imported on first use)."""
@@ -60,7 +64,8 @@ class Backend:
 
 #: top-level module of an array type -> its backend
 BACKENDS: dict[str, Backend] = {
-    "dask": Backend("dask", "dask", "dask.array"),
+    "dask": Backend("dask", "dask", "dask.array",
+                    fallback_warning=r"The `\S+` function is not implemented by Dask array"),
     "cupy": Backend("cupy", "cupy", "cupy"),
 }
 
@@ -118,6 +123,18 @@ def refuse_in(args, transform: str) -> None:
                  "pass NumPy arrays (x.compute() for Dask)")
 
 
+def numpy_only(what: str, *arrays) -> None:
+    """A ``TypeError`` when one of ``arrays`` is a backend array: ``what`` (a run-time
+    helper of the generated code) is written with NumPy's own operations (item
+    assignment in place, ``np.copyto``, a sort), which would compute a lazy array on
+    the client. :func:`run_compiled` reports it at the user's line."""
+    for x in arrays:
+        backend = backend_of(x)
+        if backend is not None:
+            raise TypeError(f"{what}: written with NumPy's own operations, which would "
+                            f"compute the {backend.name} array on the client")
+
+
 def _first_backend_array(x):
     if backend_of(x) is not None:
         return x
@@ -138,10 +155,16 @@ def run_compiled(entry, *args):
     """Call ``entry``'s generated function on backend arrays. What the backend cannot do
     (Dask has no n-d fancy indexing, no ``np.take_along_axis``) is a
     :class:`GradRuntimeError` at the user's line the failing generated line came from,
-    never a traceback from inside the generated code."""
-    compiled = entry.compiled
+    never a traceback from inside the generated code. So is a NumPy function the
+    backend does not implement (Dask's ``np.sort``, ``np.linalg.det``): the backend
+    would compute its arrays on the client to call NumPy's; it warns first, and that
+    warning is an error here."""
+    compiled, backend = entry.compiled, entry.backend
     try:
-        return compiled.fn(*args)
+        with warnings.catch_warnings():
+            if backend.fallback_warning is not None:   # it would compute: refused
+                warnings.filterwarnings("error", message=backend.fallback_warning)
+            return compiled.fn(*args)
     except Exception as exc:  # noqa: BLE001 - re-raised as a located error, chained
         loc = _user_line(exc, compiled, entry.ir.loc)
         raise GradRuntimeError(

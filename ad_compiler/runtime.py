@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .backends import is_backend_array
+from .backends import backend_of, is_backend_array, numpy_only
 
 
 def index_set(x, index, value):
@@ -145,6 +145,11 @@ def linear_recurrence(a, b, axis, reverse=False):
     >>> linear_recurrence(np.array([9.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), 0)
     array([ 1.,  3., 10.])
     """
+    lazy = next((v for v in (a, b) if hasattr(v, "map_blocks")), None)
+    if lazy is not None:
+        return _linear_recurrence_by_blocks(a, b, axis, reverse, backend_of(lazy))
+    if is_backend_array(a) or is_backend_array(b):
+        return _linear_recurrence_by_slices(a, b, axis, reverse)
     a, b = np.asarray(a), np.asarray(b)
     h = np.moveaxis(np.array(b, dtype=np.result_type(a.dtype, b.dtype)), axis, 0)
     a = np.moveaxis(a, axis, 0)
@@ -155,6 +160,32 @@ def linear_recurrence(a, b, axis, reverse=False):
         h[k] += a[k] * h[k + prev]
     return np.moveaxis(h, 0, axis)
 
+
+def _linear_recurrence_by_blocks(a, b, axis, reverse, backend):
+    """:func:`linear_recurrence` for a lazy (Dask) array: NumPy's recurrence on each
+    block, the recurrence's axis made one chunk (as Dask's own ``cumprod`` scans
+    chunks, this does one task per block, not one per step)."""
+    xp = backend.namespace()
+    b = xp.asarray(b)
+    a = xp.broadcast_to(xp.asarray(a), b.shape)    # the result has b's shape
+    b = b.rechunk({axis % b.ndim: -1})
+    return xp.map_blocks(linear_recurrence, a.rechunk(b.chunks), b, axis, reverse,
+                         dtype=np.result_type(a.dtype, b.dtype))
+
+
+def _linear_recurrence_by_slices(a, b, axis, reverse):
+    """:func:`linear_recurrence` for an array of another backend without blocks (CuPy):
+    one slice per step, stacked at the end."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0).astype(dtype)
+    n = b.shape[0]
+    h = [None] * n
+    steps = range(n - 1, -1, -1) if reverse else range(n)
+    prev = 1 if reverse else -1
+    for k in steps:
+        first = k == (n - 1 if reverse else 0)
+        h[k] = b[k] if first else a[k] * h[k + prev] + b[k]
+    return np.moveaxis(np.stack(h), 0, axis) if n else np.moveaxis(b, 0, axis)
 
 
 def quantile_weights(x, q, axis=None, scale=1, method="linear"):
@@ -170,6 +201,7 @@ def quantile_weights(x, q, axis=None, scale=1, method="linear"):
     >>> quantile_weights(np.array([4.0, 1.0, 3.0, 2.0]), 0.5)
     array([0. , 0. , 0.5, 0.5])
     """
+    numpy_only("a quantile's weights (a sort)", x)
     x = np.asarray(x)
     qs = np.asarray(q, dtype=np.float64) / scale
     axes = tuple(range(x.ndim)) if axis is None else tuple(
@@ -209,6 +241,12 @@ def nonzero_divisor(scale):
     ...
     ZeroDivisionError: Weights sum to zero, can't be normalized
     """
+    if hasattr(scale, "map_blocks"):   # a lazy (Dask) array: checked when computed
+        return scale.map_blocks(_checked_divisor, dtype=scale.dtype)
+    return _checked_divisor(scale)
+
+
+def _checked_divisor(scale):
     if np.any(scale == 0.0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     return scale
@@ -217,6 +255,7 @@ def nonzero_divisor(scale):
 def median_index(x, axis, keepdims=False):
     """Where the lower median of ``x`` along ``axis`` is (``int64``): the element at sorted
     position ``(n - 1) // 2`` (a stable sort, so among ties the first in order)."""
+    numpy_only("the median's position (a stable sort)", x)
     x = np.asarray(x)
     order = np.argsort(x, axis=axis, kind="stable")
     index = np.take(order, [(x.shape[axis] - 1) // 2], axis=axis).astype(np.int64)
@@ -232,6 +271,7 @@ def gap_divide(a, w, sign=0):
     numerator is exactly 0 (nothing flows through that pair); otherwise this
     raises :class:`~ad_compiler.errors.GradValueError` rather than guess.
     """
+    numpy_only("the check for equal eigenvalues", a, w)
     a = np.asarray(a)
     w = np.asarray(w)
     dtype = np.result_type(a, w)
@@ -259,6 +299,7 @@ def lstsq(a, b, rcond=None):
 
     A stack of matrices ``a`` (``vmap``) takes a stack of column blocks ``b`` and is
     solved through one batched SVD, with np.linalg.lstsq's cut-off for each matrix."""
+    numpy_only("the rank check of np.linalg.lstsq", a, b)
     if np.ndim(a) > 2:
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         small = np.finfo(s.dtype).eps * max(np.shape(a)[-2:])
@@ -279,6 +320,7 @@ def lstsq(a, b, rcond=None):
 def reciprocal_nonzero(s):
     """``1 / s`` for singular values ``s`` (last axis), or
     :class:`~ad_compiler.errors.GradValueError` if one is 0 to rounding."""
+    numpy_only("the check for a zero singular value", s)
     s = np.asarray(s)
     eps = np.finfo(s.dtype if s.dtype.kind == "f" else np.float64).eps
     scale = np.max(np.abs(s), axis=-1, keepdims=True)
@@ -294,6 +336,8 @@ def reciprocal_nonzero(s):
 def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
     """A zero array of ``shape`` whose diagonal ``np.diagonal(out, offset, axis1, axis2)``
     is ``v`` (the adjoint of np.diagonal, and np.diag of a vector)."""
+    if is_backend_array(v):
+        return _diagonal_by_mask(v, shape, offset, axis1, axis2)
     v = np.asarray(v)
     out = np.zeros(shape, dtype=v.dtype)
     n = v.shape[-1]
@@ -301,6 +345,17 @@ def diagonal_put(v, shape, offset=0, axis1=0, axis2=1):
     cols = np.arange(n) + max(offset, 0)
     np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = v
     return out
+
+
+def _diagonal_by_mask(v, shape, offset, axis1, axis2):
+    """:func:`diagonal_put` for a backend array, without item assignment: ``v`` padded
+    to the rows of the diagonal's matrices, times the (NumPy) mask of the diagonal."""
+    rows, cols = shape[axis1], shape[axis2]
+    before = max(-offset, 0)
+    pad = [(0, 0)] * (v.ndim - 1) + [(before, rows - v.shape[-1] - before)]
+    mask = np.eye(rows, cols, k=offset, dtype=v.dtype)
+    moved = np.pad(v, pad)[..., :, None] * mask
+    return np.moveaxis(moved, (-2, -1), (axis1, axis2))
 
 
 def sinc_derivative(x, order):
@@ -313,7 +368,7 @@ def sinc_derivative(x, order):
     >>> math.isclose(sinc_derivative(0.0, 2), -math.pi ** 2 / 3)
     True
     """
-    x = np.asarray(x)
+    x = x if is_backend_array(x) else np.asarray(x)
     u = np.pi * x.astype(np.float64)
     small = np.abs(u) < 1.0
     near = np.zeros_like(u)
@@ -335,9 +390,19 @@ def erf(x):
     >>> erf(np.array([0.0, 1.0], np.float32))
     array([0.       , 0.8427008], dtype=float32)
     """
+    if hasattr(x, "map_blocks"):   # a lazy (Dask) array: block by block
+        return x.map_blocks(erf, dtype=np.result_type(x.dtype, 1.0))
     x = np.asarray(x)
     out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
     return np.asarray(out, dtype=np.float64).astype(np.result_type(x, 1.0))[()]
+
+
+def cast(x, dtype):
+    """``np.asarray(x, dtype=dtype)``, or for an array of another backend its own
+    ``x.astype(dtype, copy=False)`` (np.asarray would compute a lazy array)."""
+    if is_backend_array(x):
+        return x.astype(dtype, copy=False)
+    return np.asarray(x, dtype=dtype)
 
 
 def sum_to(ct, like, keep=0, skip=0):
@@ -359,7 +424,7 @@ def sum_to(ct, like, keep=0, skip=0):
 def broadcast_like(a, like, keep=0, skip=0):
     """``np.broadcast_to(a, like.shape)`` with the first ``keep`` axes of ``a`` kept in
     front and the first ``skip`` axes of ``like`` left out (``vmap``)."""
-    a = np.asarray(a)
+    a = a if is_backend_array(a) else np.asarray(a)
     shape = np.shape(like)[skip:]
     ones = (1,) * (len(shape) - (a.ndim - keep))
     return np.broadcast_to(a.reshape(a.shape[:keep] + ones + a.shape[keep:]),

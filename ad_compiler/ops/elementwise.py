@@ -424,6 +424,10 @@ primitive("cast", emit="np.asarray({0}, dtype={dtype})", **_CAST_RULES,
 # passes/backend.py turns casts of arrays into it; Python numbers have no .astype
 primitive("astype", emit="{0}.astype({dtype}, copy=False)", **_CAST_RULES,
           examples=[ex((2, 3), dtype=np.dtype("float64"))])
+# the cast of what the types call a Python number, for another backend: it may be the
+# backend's 0-d array (np.allclose of Dask arrays is one), which np.asarray would compute
+primitive("backend_cast", emit="rt.cast({0}, {dtype})", **_CAST_RULES,
+          examples=[ex((2, 3), dtype=np.dtype("float64")), ex(float, dtype=np.dtype("float64"))])
 
 
 @method("astype")

@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..backends import numpy_only
+
 
 def extent(kernel, dilation) -> tuple:
     """The span of each dilated kernel axis."""
@@ -178,6 +180,7 @@ def _argmax_taps(x, kernel, stride, dilation, padding):
     As ``np.argmax``: the first maximum on ties, the first NaN if there is one. The
     taps are visited last to first, so the first one equal to the maximum wins.
     """
+    numpy_only("the position of each window's maximum", x)
     xp, index = _pool_taps(x, kernel, stride, dilation, padding)
     best = _maximum(xp, index)
     which = np.zeros(best.shape, np.intp)
