@@ -31,19 +31,26 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import GradRuntimeError, GradTypeError, SourceLoc
+from .records import Equal, Frozen
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(Frozen, Equal):
     """An array library whose arrays the generated code takes (see the module docstring)."""
     name: str           # what messages and signatures call it
     module: str         # the top-level module of its array type
     creation: str       # the module that creates its arrays (``dask.array``, ``cupy``)
+
+    _fields = ("name", "module", "creation")
+
+    def __init__(self, name, module, creation):
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "module", module)
+        _set(self, "creation", creation)
 
     def namespace(self):
         """The backend's array module (imported on first use)."""

@@ -17,24 +17,31 @@ from __future__ import annotations
 import itertools
 import linecache
 import weakref
-from dataclasses import dataclass
 from typing import Callable
 
 from ..depth import on_deep_stack, too_deep
 from ..gc_pause import gc_paused
+from ..records import Equal, Frozen
 from ..stages import run_stage
 from .emit import function_name, to_source
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(Frozen, Equal):
     """A compiled function with the source it was compiled from."""
 
     fn: Callable
     source: str
     filename: str
+
+    _fields = ("fn", "source", "filename")
+
+    def __init__(self, fn, source, filename):
+        _set = object.__setattr__
+        _set(self, "fn", fn)
+        _set(self, "source", source)
+        _set(self, "filename", filename)
 
 
 def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> Compiled:
