@@ -46,7 +46,7 @@ class Frozen(Record):
     __slots__ = ()
 
     def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+        raise AttributeError(f"cannot assign to {name!r}: a {type(self).__name__} is immutable")
 
     def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r} of a {type(self).__name__}")
+        raise AttributeError(f"cannot delete {name!r}: a {type(self).__name__} is immutable")

@@ -58,8 +58,16 @@ class AType(Frozen, Equal):
             return NotImplemented
         return (self.shape, self.dtype, self.weak) == (other.shape, other.dtype, other.weak)
 
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak))
+    def __hash__(self) -> int:  # computed once: types are dict keys of every memo
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.shape, self.dtype, self.weak))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __reduce__(self):  # the hash is not carried to another process
+        return type(self), (self.shape, self.dtype, self.weak)
 
     @property
     def ndim(self) -> int:
