@@ -59,14 +59,10 @@ class Source(Frozen, Equal):
         _set = object.__setattr__
         _set(self, "file", file)
         _set(self, "first_line", first_line)
-        _set(self, "lines", lines)
+        # stripped once: a line thousands of terms long is shared by every loc on it
+        _set(self, "lines", tuple(text.rstrip("\r\n") for text in lines))
         _set(self, "indent", indent)
         _set(self, "first_col", first_col)
-        self.__post_init__()
-
-    def __post_init__(self):
-        # stripped once: a line thousands of terms long is shared by every loc on it
-        object.__setattr__(self, "lines", tuple(text.rstrip("\r\n") for text in self.lines))
 
     def loc(self, node) -> SourceLoc:
         lineno = getattr(node, "lineno", 1) or 1
