@@ -32,22 +32,30 @@ import math
 import os
 import re
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import GradRuntimeError, GradTypeError, SourceLoc
+from .records import Equal, Frozen
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(Frozen, Equal):
     """An array library whose arrays the generated code takes (see the module docstring)."""
     name: str           # what messages and signatures call it
     module: str         # the top-level module of its array type
     creation: str       # the module that creates its arrays (``dask.array``, ``cupy``)
     #: the warning the backend gives before it computes its arrays into NumPy ones to
     #: call a NumPy function it does not implement (a regular expression of its message)
-    fallback_warning: str | None = None
+    fallback_warning: str | None
+
+    _fields = ("name", "module", "creation", "fallback_warning")
+
+    def __init__(self, name, module, creation, fallback_warning=None):
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "module", module)
+        _set(self, "creation", creation)
+        _set(self, "fallback_warning", fallback_warning)
 
     def namespace(self):
         """The backend's array module (imported on first use)."""

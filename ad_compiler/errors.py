@@ -14,21 +14,29 @@ written for MindSpore keeps working.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
 from .ir.names import one_line
+from .records import Equal, Frozen
 
 
-@dataclass(frozen=True)
-class SourceLoc:
+class SourceLoc(Frozen, Equal):
     """A position in the user's source: real file, 1-based line, 0-based column."""
 
     file: str
     line: int
     col: int = 0
     text: str = ""
+
+    _fields = ("file", "line", "col", "text")
+
+    def __init__(self, file, line, col=0, text=""):
+        _set = object.__setattr__
+        _set(self, "file", file)
+        _set(self, "line", line)
+        _set(self, "col", col)
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return f"{one_line(self.file)}:{self.line}"

@@ -17,17 +17,24 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from dataclasses import dataclass, field
+
+from .records import Equal
 
 _ACTIVE: list = []          # the open StageTimes, innermost last
 _DEPTH = [0]                # nesting of the stage running now
 
 
-@dataclass
-class StageTimes:
+class StageTimes(Equal):
     """The stages timed inside one ``stage_times()`` block, in the order they ended."""
 
-    rows: list = field(default_factory=list)   # (name, depth, wall seconds, cpu seconds)
+    rows: list   # (name, depth, wall seconds, cpu seconds)
+
+    _fields = ("rows",)
+
+    def __init__(self, rows=None):
+        self.rows = [] if rows is None else rows
+
+    __hash__ = None
 
     def totals(self) -> dict:
         """Stage name -> (wall, cpu) seconds summed over its runs (nested runs included

@@ -49,21 +49,21 @@ import importlib
 import math
 import sys
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
+from ..records import Equal
 
-@dataclass
-class Primitive:
+
+class Primitive(Equal):
     name: str
     emit: str
     infer: Callable
     vjp: Callable | None = None
     jvp: Callable | None = None
     nondiff: bool = False          # output carries no derivative (comparisons, floor, ones_like)
-    examples: list = field(default_factory=list)
+    examples: list
     domain: str = "real"           # sample domain for tests: real | positive | unit | nonzero | above_one
     array_inputs: bool = False     # the template calls methods on its inputs: no Python numbers
     view: bool | str | Callable = False  # the result may share memory with input 0 (reshape
@@ -76,11 +76,43 @@ class Primitive:
     #                                run even when its result is unused, never hoisted
     family: str = ""
     batch: Callable | None = None  # batching rule for vmap (see the module docstring)
-    globals: dict = field(default_factory=dict)  # names its template uses beyond np/math/rt
+    globals: dict  # names its template uses beyond np/math/rt
     dynamic: bool | str = False    # accepts lengths known only at run time (ir/dims.py)
     _impl: Callable | None = None
     _defaults: dict | None = None
     _inplace: dict | None = None
+
+    _fields = ("name", "emit", "infer", "vjp", "jvp", "nondiff", "examples", "domain",
+               "array_inputs", "view", "static", "effect", "family", "batch", "globals",
+               "dynamic", "on_floats", "_impl", "_defaults", "_inplace")
+
+    def __init__(
+            self, name, emit, infer, vjp=None, jvp=None, nondiff=False, examples=None,
+            domain="real", array_inputs=False, view=False, static=(), effect=False, family="",
+            batch=None, globals=None, dynamic=False, on_floats="", _impl=None, _defaults=None,
+            _inplace=None):
+        self.name = name
+        self.emit = emit
+        self.infer = infer
+        self.vjp = vjp
+        self.jvp = jvp
+        self.nondiff = nondiff
+        self.examples = [] if examples is None else examples
+        self.domain = domain
+        self.array_inputs = array_inputs
+        self.view = view
+        self.static = static
+        self.effect = effect
+        self.family = family
+        self.batch = batch
+        self.globals = {} if globals is None else globals
+        self.dynamic = dynamic
+        self.on_floats = on_floats
+        self._impl = _impl
+        self._defaults = _defaults
+        self._inplace = _inplace
+
+    __hash__ = None
 
     @property
     def defaults(self) -> dict:
@@ -129,10 +161,17 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-@dataclass
-class Example:
+class Example(Equal):
     inputs: tuple
     params: dict
+
+    _fields = ("inputs", "params")
+
+    def __init__(self, inputs, params):
+        self.inputs = inputs
+        self.params = params
+
+    __hash__ = None
 
 
 def ex(*inputs, **params) -> Example:

@@ -8,7 +8,6 @@ the generated function's flat outputs back into the structure the API returns
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 
 from ..ad.reverse import ARG, NONE, ONES, vjp_function
 from ..passes.algebra import gradient_pipeline
@@ -19,6 +18,7 @@ from ..backends import backend_of_values
 from ..errors import GradRuntimeError, GradTypeError, GradValueError
 from ..ir.core import Function
 from ..passes.pipeline import PIPELINE, optimize
+from ..records import Equal
 from .signature import Static, flatten, spec_of
 from .state import make_reader
 
@@ -26,8 +26,7 @@ from .state import make_reader
 _COMPILE_LOCK = threading.Lock()
 
 
-@dataclass
-class Entry:
+class Entry(Equal):
     """One compiled gradient: IR, generated code, and the plan to call and pack it."""
     ir: Function
     params: list                 # Parameters the function reads, passed after the inputs
@@ -42,13 +41,42 @@ class Entry:
     captured: object = None      # the captured state read (frontend/captured.py)
     reader: object = None        # read(owner): the captured arrays now, or None (api/state.py)
     serial: int = -1             # when its lift began (api/state.py next_serial)
-    effects: list = field(default_factory=list)  # Parameters the call writes: the last
+    effects: list  # Parameters the call writes: the last
     #                              len(effects) value outputs are their new values
-    randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
+    randoms: list  # (AType, draw) per input after the captured
     sens_tree: object = None     # the part of ``out_tree`` the sensitivity is for
     backend: object = None       # the inputs' array backend (backends.py), None for NumPy:
     #                              compiled without buffer reuse, seeds passed as arguments
-    _compiled: object = field(default=None, repr=False)
+    _compiled: object = None
+
+    _fields = ("ir", "params", "slots", "positions", "weights", "weight_index", "out_tree",
+               "out_types", "sens_types", "n_value_outs", "captured", "reader", "serial",
+               "effects", "randoms", "sens_tree", "backend")
+
+    def __init__(
+            self, ir, params, slots, positions, weights, weight_index, out_tree, out_types,
+            sens_types, n_value_outs, captured=None, reader=None, serial=-1, effects=None,
+            randoms=None, sens_tree=None, backend=None, _compiled=None):
+        self.ir = ir
+        self.params = params
+        self.slots = slots
+        self.positions = positions
+        self.weights = weights
+        self.weight_index = weight_index
+        self.out_tree = out_tree
+        self.out_types = out_types
+        self.sens_types = sens_types
+        self.n_value_outs = n_value_outs
+        self.captured = captured
+        self.reader = reader
+        self.serial = serial
+        self.effects = [] if effects is None else effects
+        self.randoms = [] if randoms is None else randoms
+        self.sens_tree = sens_tree
+        self.backend = backend
+        self._compiled = _compiled
+
+    __hash__ = None
 
     def seeds(self) -> list:
         """The output seeds a call passes (ones made by the backend, see

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import operator
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -31,6 +30,7 @@ from ..codegen.compile import add_origin_notes
 from ..errors import GradTypeError, GradValueError, UnsupportedOperationError
 from ..frontend import owner_of
 from ..ir.core import Value
+from ..records import Equal, Frozen
 from . import packing
 from .compiler import build_entry
 from .fastpath import MISS, fast_key, guarded, parameter_names
@@ -45,8 +45,7 @@ Positions = Union[int, tuple[int, ...], None]
 Weights = Union[Any, Sequence[Any], None]
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Frozen, Equal):
     """Everything about a gradient request except ``fn`` and the weights."""
     positions: object            # "first" | "all" | tuple of ints | None
     by_list: bool = False        # weight gradients requested
@@ -57,6 +56,23 @@ class Config:
     style: str = "grad"          # "gradop" or "grad": how results are packed
     weights_bare: bool = False   # one Parameter given: its gradient is returned bare
     randoms: bool = True         # random masks drawn per call (False: refused, see vjp)
+
+    _fields = ("positions", "by_list", "sens", "has_aux", "with_value", "return_ids", "style",
+               "weights_bare", "randoms")
+
+    def __init__(
+            self, positions, by_list=False, sens=False, has_aux=False, with_value=False,
+            return_ids=False, style="grad", weights_bare=False, randoms=True):
+        _set = object.__setattr__
+        _set(self, "positions", positions)
+        _set(self, "by_list", by_list)
+        _set(self, "sens", sens)
+        _set(self, "has_aux", has_aux)
+        _set(self, "with_value", with_value)
+        _set(self, "return_ids", return_ids)
+        _set(self, "style", style)
+        _set(self, "weights_bare", weights_bare)
+        _set(self, "randoms", randoms)
 
 
 def _general_path(gf) -> Callable:

@@ -21,13 +21,13 @@ static values; it is all the compiler specialises on.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..backends import backend_of, check_shape, is_backend_array
 from ..errors import GradTypeError
 from ..ir.core import AType, Value
+from ..records import Equal, Frozen
 from ..tensor import Tensor
 
 TENSOR, ARRAY, NPSCALAR, PYFLOAT, PYCOMPLEX, VALUE = "T", "A", "S", "F", "C", "V"
@@ -35,10 +35,14 @@ TENSOR, ARRAY, NPSCALAR, PYFLOAT, PYCOMPLEX, VALUE = "T", "A", "S", "F", "C", "V
 BACKEND = "B"
 
 
-@dataclass(frozen=True)
-class Static:
+class Static(Frozen, Equal):
     """A compile-time constant leaf in an argument spec."""
     value: object
+
+    _fields = ("value",)
+
+    def __init__(self, value):
+        object.__setattr__(self, "value", value)
 
 
 def leaf_kind(x) -> str | None:

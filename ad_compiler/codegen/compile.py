@@ -25,11 +25,11 @@ from __future__ import annotations
 import itertools
 import linecache
 import weakref
-from dataclasses import dataclass
 from typing import Callable
 
 from ..depth import on_deep_stack, too_deep
 from ..gc_pause import gc_paused
+from ..records import Equal, Frozen
 from ..stages import run_stage
 from .emit import function_name, to_source
 from .module import header_length, module_source
@@ -39,14 +39,21 @@ _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
 _ORIGINS: dict[str, list] = {}
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(Frozen, Equal):
     """A compiled function, the module that defines it (runs as printed) and its
     pseudo filename."""
 
     fn: Callable
     source: str
     filename: str
+
+    _fields = ("fn", "source", "filename")
+
+    def __init__(self, fn, source, filename):
+        _set = object.__setattr__
+        _set(self, "fn", fn)
+        _set(self, "source", source)
+        _set(self, "filename", filename)
 
 
 def compile_function(fn, comments: bool = True, reuse_buffers: bool = True) -> Compiled:

@@ -40,12 +40,12 @@ from __future__ import annotations
 from .custom import call_with_rule, has_bprop, note_recompute_flag, rule_of
 
 import inspect
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..ad import rules
 from ..errors import GradTypeError, UnsupportedOperationError, located
 from ..ir.core import AType, Function
+from ..records import Equal
 from ..stages import stage
 from .captured import CapturedState, current_epoch
 from .iterables import Appender, Iteration, LoopList
@@ -58,8 +58,7 @@ from .to_ssa import Lifter, stale_use
 __all__ = ["lift", "Lifted", "Static", "tree_leaves", "owner_of"]
 
 
-@dataclass
-class Lifted:
+class Lifted(Equal):
     """The result of :func:`lift` (see the module docstring for the contract)."""
 
     function: Function
@@ -68,8 +67,25 @@ class Lifted:
     n_inputs: int
     captured: CapturedState
     loc: Any = None
-    effects: list = field(default_factory=list)  # Parameters written, outputs after out_tree's
-    randoms: list = field(default_factory=list)  # (AType, draw) per input after the captured
+    effects: list  # Parameters written, outputs after out_tree's
+    randoms: list  # (AType, draw) per input after the captured
+
+    _fields = ("function", "params", "out_tree", "n_inputs", "captured", "loc", "effects",
+               "randoms")
+
+    def __init__(
+            self, function, params, out_tree, n_inputs, captured, loc=None, effects=None,
+            randoms=None):
+        self.function = function
+        self.params = params
+        self.out_tree = out_tree
+        self.n_inputs = n_inputs
+        self.captured = captured
+        self.loc = loc
+        self.effects = [] if effects is None else effects
+        self.randoms = [] if randoms is None else randoms
+
+    __hash__ = None
 
 
 @stage("lift")

@@ -28,13 +28,13 @@ share. The lifter keeps SSA Values, so it models that sharing explicitly:
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..ad import rules
 from ..errors import UnsupportedOperationError
 from ..ir.core import AType, Value
+from ..records import Equal, Frozen
 from .iterables import Appender
 from .values import flatten
 
@@ -48,10 +48,14 @@ class _Loose:
 LOOSE = _Loose()
 
 
-@dataclass(frozen=True)
-class Index:
+class Index(Frozen, Equal):
     """``parent[index]`` by basic indexing: written back with ``index_set``."""
     index: object
+
+    _fields = ("index",)
+
+    def __init__(self, index):
+        object.__setattr__(self, "index", index)
 
     def read(self, lifter, parent):
         return lifter.index_value(parent, self.index)
@@ -63,11 +67,15 @@ class Index:
         return array[self.index]
 
 
-@dataclass(frozen=True)
-class Transpose:
+class Transpose(Frozen, Equal):
     """``parent`` with its axes permuted (``.T``, ``np.transpose``, ``swapaxes``): always
     a view; written back by the inverse permutation."""
     axes: tuple
+
+    _fields = ("axes",)
+
+    def __init__(self, axes):
+        object.__setattr__(self, "axes", axes)
 
     def read(self, lifter, parent):
         return lifter.b.transpose(parent, axes=self.axes)
@@ -79,12 +87,18 @@ class Transpose:
         return array.transpose(self.axes)
 
 
-@dataclass(frozen=True)
-class UnitDims:
+class UnitDims(Frozen, Equal):
     """``parent`` with axes of length one added or removed (``np.expand_dims``,
     ``np.squeeze``, such a reshape): always a view."""
     shape: tuple
     parent_shape: tuple
+
+    _fields = ("shape", "parent_shape")
+
+    def __init__(self, shape, parent_shape):
+        _set = object.__setattr__
+        _set(self, "shape", shape)
+        _set(self, "parent_shape", parent_shape)
 
     def read(self, lifter, parent):
         return lifter.b.reshape(parent, shape=self.shape)
@@ -96,10 +110,14 @@ class UnitDims:
         return array.reshape(self.shape)
 
 
-@dataclass(frozen=True)
-class Chain:
+class Chain(Frozen, Equal):
     """A view of a view ...: ``ways`` from the parent outwards."""
     ways: tuple
+
+    _fields = ("ways",)
+
+    def __init__(self, ways):
+        object.__setattr__(self, "ways", ways)
 
     def read(self, lifter, parent):
         for way in self.ways:
@@ -120,12 +138,18 @@ class Chain:
         return array
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(Frozen, Equal):
     """``parent`` through a primitive whose result is always a read-only view
     (``np.diagonal``, ``np.broadcast_to``): re-derived by the same op."""
     prim: str
     params: tuple   # the op's params, as sorted items
+
+    _fields = ("prim", "params")
+
+    def __init__(self, prim, params):
+        _set = object.__setattr__
+        _set(self, "prim", prim)
+        _set(self, "params", params)
 
     def read(self, lifter, parent):
         return lifter.b.emit(self.prim, parent, **dict(self.params))

@@ -11,19 +11,22 @@ as extra results after the outputs, for ``bwd`` to read.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir.core import Block, Op, Value
+from ..records import Equal, Frozen
 
 
 def has_bprop(cell) -> bool:
     return callable(getattr(type(cell), "bprop", None))
 
 
-@dataclass(frozen=True, eq=False)
-class CellRule:
+class CellRule(Frozen):
     """``cell(...)``: forward is ``construct``; backward ``cell.bprop(*inputs, out, dout)``."""
     cell: object
+
+    _fields = ("cell",)
+
+    def __init__(self, cell):
+        object.__setattr__(self, "cell", cell)
 
     @property
     def name(self) -> str:
@@ -39,11 +42,15 @@ class CellRule:
         return f"bprop of {type(self.cell).__name__}"
 
 
-@dataclass(frozen=True, eq=False)
-class FunctionRule:
+class FunctionRule(Frozen):
     """``f(...)`` for ``f = ms.custom_vjp(fn)``: forward is ``fwd`` (its output and
     residuals); backward ``bwd(residuals, g)``."""
     custom: object
+
+    _fields = ("custom",)
+
+    def __init__(self, custom):
+        object.__setattr__(self, "custom", custom)
 
     @property
     def name(self) -> str:
@@ -62,11 +69,15 @@ class FunctionRule:
         return f"custom_vjp of {self.custom.__name__}"
 
 
-@dataclass(frozen=True, eq=False)
-class JVPRule:
+class JVPRule(Frozen):
     """``f(...)`` for ``f = ms.custom_jvp(fn)``: forward is ``fn`` itself; the tangent is
     ``jvp(primals, tangents)[1]``, and reverse mode transposes that (linear) map."""
     custom: object
+
+    _fields = ("custom",)
+
+    def __init__(self, custom):
+        object.__setattr__(self, "custom", custom)
 
     @property
     def name(self) -> str:
@@ -85,12 +96,18 @@ class JVPRule:
         return f"custom_jvp of {self.custom.__name__}"
 
 
-@dataclass(frozen=True, eq=False)
-class RecomputeRule:
+class RecomputeRule(Frozen):
     """A call of ``ms.checkpoint(fn)`` or of a Cell after ``recompute()``: forward is the
     function (or ``construct``) itself; backward recomputes it and differentiates it."""
     fn: object
     cell: object = None
+
+    _fields = ("fn", "cell")
+
+    def __init__(self, fn, cell=None):
+        _set = object.__setattr__
+        _set(self, "fn", fn)
+        _set(self, "cell", cell)
 
     @property
     def name(self) -> str:
@@ -186,10 +203,14 @@ def call_with_rule(lifter, rule, args, kwargs):
     return replace_values(result, by_inner)
 
 
-@dataclass(frozen=True)
-class At:
+class At(Frozen, Equal):
     """A position in an op's inputs (or results) where a structure holds a value."""
     index: int
+
+    _fields = ("index",)
+
+    def __init__(self, index):
+        object.__setattr__(self, "index", index)
 
 
 def _positions(tree, index: dict):

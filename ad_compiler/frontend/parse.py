@@ -28,19 +28,18 @@ import inspect
 import linecache
 import textwrap
 import weakref
-from dataclasses import dataclass
 
 import gast
 
 from ..depth import exhausted, too_deep
 from ..errors import SourceLoc, UnsupportedSyntaxError
+from ..records import Equal, Frozen
 from ..stages import stage
 from .fence import fence
 from .sources import block_at, file_lines
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Frozen, Equal):
     """Where a parsed snippet sits in its file.
 
     ``first_line`` is the real line number of the snippet's line 1. Columns of
@@ -54,9 +53,16 @@ class Source:
     indent: int = 0
     first_col: int = 0
 
-    def __post_init__(self):
+    _fields = ("file", "first_line", "lines", "indent", "first_col")
+
+    def __init__(self, file, first_line, lines, indent=0, first_col=0):
+        _set = object.__setattr__
+        _set(self, "file", file)
+        _set(self, "first_line", first_line)
         # stripped once: a line thousands of terms long is shared by every loc on it
-        object.__setattr__(self, "lines", tuple(text.rstrip("\r\n") for text in self.lines))
+        _set(self, "lines", tuple(text.rstrip("\r\n") for text in lines))
+        _set(self, "indent", indent)
+        _set(self, "first_col", first_col)
 
     def loc(self, node) -> SourceLoc:
         lineno = getattr(node, "lineno", 1) or 1
@@ -66,10 +72,16 @@ class Source:
         return SourceLoc(self.file, self.first_line + lineno - 1, col, text)
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(Frozen, Equal):
     node: object      # gast.FunctionDef or gast.Lambda
     source: Source
+
+    _fields = ("node", "source")
+
+    def __init__(self, node, source):
+        _set = object.__setattr__
+        _set(self, "node", node)
+        _set(self, "source", source)
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -17,17 +17,21 @@ Invariants:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..ir.core import AType, Value
+from ..records import Equal, Frozen
 
 
-@dataclass(frozen=True)
-class Static:
+class Static(Frozen, Equal):
     """An output known at compile time (a Python number, None, a string ...)."""
 
     value: Any
+
+    _fields = ("value",)
+
+    def __init__(self, value):
+        object.__setattr__(self, "value", value)
 
 
 def is_tree_node(obj) -> bool:

@@ -18,12 +18,12 @@ dimension is ``None`` (printed ``?``), see :mod:`ad_compiler.ir.dims`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import SourceLoc
+from ..records import Equal, Frozen, Record
 
 _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
           "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool", "complex64": "c64",
@@ -31,8 +31,7 @@ _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "i
 _WEAK_NAMES = {"f": "float", "i": "int", "b": "bool", "c": "complex"}
 
 
-@dataclass(frozen=True)
-class AType:
+class AType(Frozen, Equal):
     """The abstract type of an IR value.
 
     ``weak=True`` marks a Python number (float, int, bool): it has shape ``()``
@@ -45,6 +44,30 @@ class AType:
     shape: tuple
     dtype: np.dtype
     weak: bool = False
+
+    _fields = ("shape", "dtype", "weak")
+
+    def __init__(self, shape, dtype, weak=False):
+        _set = object.__setattr__
+        _set(self, "shape", shape)
+        _set(self, "dtype", dtype)
+        _set(self, "weak", weak)
+
+    def __eq__(self, other):  # written out: types are compared and hashed often
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.shape, self.dtype, self.weak) == (other.shape, other.dtype, other.weak)
+
+    def __hash__(self) -> int:  # computed once: types are dict keys of every memo
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.shape, self.dtype, self.weak))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __reduce__(self):  # the hash is not carried to another process
+        return type(self), (self.shape, self.dtype, self.weak)
 
     @property
     def ndim(self) -> int:
@@ -99,12 +122,16 @@ class AType:
         return f"{short}[{','.join('?' if d is None else str(d) for d in self.shape)}]"
 
 
-@dataclass(frozen=True)
-class ListType:
+class ListType(Frozen, Equal):
     """A Python list of values of one type, built by a loop (``ys.append(v)``, or the
     values a loop's adjoint saves per iteration)."""
 
     elem: AType
+
+    _fields = ("elem",)
+
+    def __init__(self, elem):
+        object.__setattr__(self, "elem", elem)
 
     weak = False
     shape = ()
@@ -131,8 +158,7 @@ class Value:
         return f"<Value {self.hint or '?'}: {self.type}>"
 
 
-@dataclass(eq=False)
-class Op:
+class Op(Record):
     """One operation: a primitive (or structural op) applied to values.
 
     ``params`` are static attributes (Python ints, tuples, bools, dtypes, ...);
@@ -141,10 +167,20 @@ class Op:
 
     prim: str
     inputs: list
-    params: dict = field(default_factory=dict)
-    results: list = field(default_factory=list)
-    regions: list = field(default_factory=list)
+    params: dict
+    results: list
+    regions: list
     loc: SourceLoc | None = None
+
+    _fields = ("prim", "inputs", "params", "results", "regions", "loc")
+
+    def __init__(self, prim, inputs, params=None, results=None, regions=None, loc=None):
+        self.prim = prim
+        self.inputs = inputs
+        self.params = {} if params is None else params
+        self.results = [] if results is None else results
+        self.regions = [] if regions is None else regions
+        self.loc = loc
 
     @property
     def result(self) -> Value:
@@ -156,13 +192,19 @@ class Op:
         return format_op(self)
 
 
-@dataclass(eq=False)
-class Block:
+class Block(Record):
     """A list of ops with arguments and the values it yields to its parent."""
 
-    args: list = field(default_factory=list)
-    ops: list = field(default_factory=list)
-    results: list = field(default_factory=list)
+    args: list
+    ops: list
+    results: list
+
+    _fields = ("args", "ops", "results")
+
+    def __init__(self, args=None, ops=None, results=None):
+        self.args = [] if args is None else args
+        self.ops = [] if ops is None else ops
+        self.results = [] if results is None else results
 
     def walk(self):
         """Every op in this block and, depth first, in the regions it owns."""
@@ -172,8 +214,7 @@ class Block:
                 yield from region.walk()
 
 
-@dataclass(eq=False)
-class Function:
+class Function(Record):
     """A function: its body's arguments are the inputs, its results the outputs."""
 
     name: str
@@ -182,6 +223,13 @@ class Function:
     #: id(op) -> k for the ops that write their result into input k's buffer, set by
     #: the last pass (passes/reuse.py); the IR itself stays SSA and free of it
     reuse: dict = field(default_factory=dict)
+
+    _fields = ("name", "body", "loc")
+
+    def __init__(self, name, body, loc=None):
+        self.name = name
+        self.body = body
+        self.loc = loc
 
     @property
     def args(self) -> list:

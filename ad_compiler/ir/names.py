@@ -93,7 +93,10 @@ def one_line(text: str) -> str:
 
     Backslashes stay as they are, so a user's source line reads as written.
     """
-    return "".join(c if c.isprintable() else _escape(c) for c in str(text))
+    text = str(text)
+    if text.isprintable():  # nearly always: no character to look at one by one
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
 
 
 def _escape(c: str) -> str:

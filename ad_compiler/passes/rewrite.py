@@ -36,17 +36,24 @@ def rewrite(fn: Function, rule: Callable, name: str | None = None) -> Function:
 
 
 def _rewrite_block(block: Block, b: Builder, vmap: dict, rule: Callable) -> None:
-    # vmap: id of a value -> the value standing for it; a value missing from it stands
-    # for itself (an argument, or a result of an op kept as it is)
+    # vmap: a value -> the value standing for it (Values hash by identity); a value
+    # missing from it stands for itself (an argument, or a result of an op kept as it is)
+    get = vmap.get
     for op in block.ops:
-        inputs = [vmap.get(id(v), v) for v in op.inputs]
-        new = None if op.regions else rule(b, op, inputs)
-        if new is None:
+        inputs = [get(v, v) for v in op.inputs] if vmap else list(op.inputs)
+        if op.regions:
             new = _copy(b, op, inputs, vmap, rule)
+        else:
+            new = rule(b, op, inputs)
+            if new is None:
+                if inputs == op.inputs:  # kept as it is: its results stand for themselves
+                    b.block.ops.append(op)
+                    continue
+                new = _copy(b, op, inputs, vmap, rule)
         for old, nv in zip(op.results, new, strict=True):
             if nv is not old:
-                vmap[id(old)] = nv
-    b.block.results = [vmap.get(id(v), v) for v in block.results]
+                vmap[old] = nv
+    b.block.results = [get(v, v) for v in block.results]
 
 
 def _unchanged(op: Op, inputs: list) -> bool:
@@ -67,13 +74,11 @@ def copy_op(b, op: Op, inputs: list) -> list:
 
 
 def _copy(b, op, inputs, vmap, rule) -> list:
-    if not op.regions and _unchanged(op, inputs):
-        b.block.ops.append(op)
-        return op.results
+    """A new op for ``op``, whose inputs changed or which has regions."""
     new_op = Op(op.prim, inputs, dict(op.params), [], [], op.loc)
     for region in op.regions:
         nr = Block(args=[Value(a.type, a.hint) for a in region.args])
-        vmap.update({id(a): n for a, n in zip(region.args, nr.args)})
+        vmap.update(zip(region.args, nr.args))
         sub = Builder(nr)
         sub.scope = b.scope + [nr]
         _rewrite_block(region, sub, vmap, rule)
