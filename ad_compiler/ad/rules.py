@@ -83,14 +83,14 @@ class Primitive(Equal):
     _inplace: dict | None = None
 
     _fields = ("name", "emit", "infer", "vjp", "jvp", "nondiff", "examples", "domain",
-               "array_inputs", "view", "static", "effect", "family", "batch", "globals",
-               "dynamic", "on_floats", "_impl", "_defaults", "_inplace")
+               "array_inputs", "view", "static", "effect", "raises", "family", "batch",
+               "globals", "dynamic", "_impl", "_defaults", "_inplace")
 
     def __init__(
             self, name, emit, infer, vjp=None, jvp=None, nondiff=False, examples=None,
-            domain="real", array_inputs=False, view=False, static=(), effect=False, family="",
-            batch=None, globals=None, dynamic=False, on_floats="", _impl=None, _defaults=None,
-            _inplace=None):
+            domain="real", array_inputs=False, view=False, static=(), effect=False,
+            raises=False, family="", batch=None, globals=None, dynamic=False, _impl=None,
+            _defaults=None, _inplace=None):
         self.name = name
         self.emit = emit
         self.infer = infer
@@ -103,11 +103,11 @@ class Primitive(Equal):
         self.view = view
         self.static = static
         self.effect = effect
+        self.raises = raises
         self.family = family
         self.batch = batch
         self.globals = {} if globals is None else globals
         self.dynamic = dynamic
-        self.on_floats = on_floats
         self._impl = _impl
         self._defaults = _defaults
         self._inplace = _inplace

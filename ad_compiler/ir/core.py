@@ -222,14 +222,15 @@ class Function(Record):
     loc: SourceLoc | None = None
     #: id(op) -> k for the ops that write their result into input k's buffer, set by
     #: the last pass (passes/reuse.py); the IR itself stays SSA and free of it
-    reuse: dict = field(default_factory=dict)
+    reuse: dict
 
     _fields = ("name", "body", "loc")
 
-    def __init__(self, name, body, loc=None):
+    def __init__(self, name, body, loc=None, reuse=None):
         self.name = name
         self.body = body
         self.loc = loc
+        self.reuse = {} if reuse is None else reuse
 
     @property
     def args(self) -> list:
