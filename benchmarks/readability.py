@@ -224,11 +224,13 @@ def _dead_copies(func, loads) -> list:
 def _meaning_changes(fn) -> list:
     from ad_compiler.codegen.emit import EmitContext
     from ad_compiler.ir.names import sanitize
-    named = EmitContext(fn).value_names()
+    ctx = EmitContext(fn)
+    named = ctx.value_names()
     stems: dict = collections.defaultdict(set)
     for value, name in named:
-        if not name.isidentifier() or keyword.iskeyword(name):
-            continue  # a constant written where it is used (codegen/constants.py)
+        if not name.isidentifier() or keyword.iskeyword(name) or name in ctx.namespace:
+            continue  # a constant written where it is used, or read under the name of
+            #           its value (``f64_3``: every value so named is that number)
         stems[name].add(_SUFFIX.sub("", sanitize(value.hint)) or "v")
     return [f"{name}: {' / '.join(sorted(s))}" for name, s in sorted(stems.items()) if len(s) > 1]
 

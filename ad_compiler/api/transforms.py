@@ -100,8 +100,8 @@ def adjoint_source(fn: Callable[..., Any], *args: Any, grad_position: Positions 
         <BLANKLINE>
         def f_grad(x):
             # <doctest ad_compiler.api.transforms.adjoint_source[1]>:2: return np.sum(np.sin(x))
-            cos = np.cos(x)
-            return (cos,)
+            cos_x = np.cos(x)
+            return (cos_x,)
         <BLANKLINE>
     """
     return compiled_entry(fn, *args, grad_position=grad_position, weights=weights,

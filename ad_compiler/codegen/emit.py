@@ -170,8 +170,21 @@ class EmitContext:
             raise IRError(f"codegen: {value!r} is used but not defined in {self.fn.name}") from None
 
     def value_names(self) -> list:
-        """``(value, name)`` for every value written to a name, in the order of the IR."""
+        """``(value, name)`` for every value written to a name, in the order of the IR; the
+        values a loop or branch hands on under one name (codegen/coalesce.py: one
+        variable's value before, during and after the loop) are one quantity, listed
+        once, by the first of them."""
         out = []
+        seen: set = set()
+
+        def first_of_group(v) -> bool:
+            group = self._groups.get(id(v))
+            if group is None:
+                return True
+            if group in seen:
+                return False
+            seen.add(group)
+            return True
 
         def visit(block):
             values = list(block.args)
@@ -179,7 +192,8 @@ class EmitContext:
                 values.extend(op.results)
                 for region in op.regions:
                     visit(region)
-            out.extend((v, self._names[id(v)]) for v in values if id(v) in self._names)
+            out.extend((v, self._names[id(v)]) for v in values
+                       if id(v) in self._names and first_of_group(v))
         visit(self.fn.body)
         return out
 

@@ -449,8 +449,9 @@ def test_the_cached_gradient_raises_at_an_input_outside_the_domain():
     vg = ms.value_and_grad(m_sqrt)
     assert vg(2.0)[0] == math.sqrt(2.0)
     for _ in range(2):  # the general path, then the fast path of the cache
-        with pytest.raises(ValueError, match="^math domain error$"):
+        with pytest.raises(ValueError) as e:
             vg(-1.0)
+        assert str(e.value) == "math domain error"   # Python's message (a note says where)
     assert vg(4.0) == (2.0, 0.25)
 
 
