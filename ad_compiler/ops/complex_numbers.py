@@ -226,6 +226,12 @@ COMPLEX: dict = dict.fromkeys((
     # NumPy's complex semantics: |x - mean|, lexicographic order, z / |z|
     "std", "max", "min", "argsort", "argmax", "argmin", "complex_sign",
     "pycomplex",
-), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
+    # lexicographic order (ops/elementwise.py), NumPy's median of complex values (its
+    # lexicographic middle), rounding of both parts (no derivative)
+    "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "median",
+    "round", "rint",
+    # a cast to a real dtype drops the imaginary part (NumPy's ComplexWarning): ``real``
+    "cast", "astype",
+), True) | dict.fromkeys(("npscalar", "pyfloat", "index_add", "index_sub", "index_set",
                         "scatter_add"), _keeps_complex) | {
     "gap_divide": lambda op: op.inputs[1].type.dtype.kind != "c"}
