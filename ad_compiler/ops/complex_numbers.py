@@ -229,6 +229,7 @@ COMPLEX: dict = dict.fromkeys((
     # lexicographic order (ops/elementwise.py), NumPy's median of complex values (its
     # lexicographic middle), rounding of both parts (no derivative)
     "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "median",
+    "quantile_weights",
     "round", "rint",
     # a cast to a real dtype, or complex values written into a real array (a Python
     # complex there is a TypeError, ops/indexing.py), drop the imaginary part (NumPy's

@@ -448,7 +448,7 @@ def _cast_jvp(b, t, dtype):
         return None
     if b.type_of(t).dtype.kind == "c" and np.dtype(dtype).kind == "f":
         t = b.real(t)
-    return t if b.type_of(t).dtype == dtype else b.cast(t, dtype=dtype)
+    return b.cast(t, dtype=dtype)
 # np.asarray returns its input when the dtype already matches; another dtype is a copy
 primitive("cast", emit="np.asarray({0}, dtype={dtype})", **_CAST_RULES,
           # float64 targets: finite differences cannot see through a float32 rounding
