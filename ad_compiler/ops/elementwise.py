@@ -272,8 +272,8 @@ def _complex_weights(b, x, y, beats):
     """NumPy's maximum (``beats``: greater) or minimum (less) of complex values:
     lexicographic (real parts, then imaginary parts), a NaN operand wins (the first
     when both are NaN); real weights (float32 for complex64)."""
-    dtype = np.result_type(b.type_of(x).dtype, b.type_of(y).dtype)
-    real = np.dtype(np.finfo(dtype).dtype) if dtype.kind == "c" else dtype
+    types = [t for t in (b.type_of(x), b.type_of(y)) if not t.weak] or [b.type_of(x)]
+    real = np.dtype(np.finfo(np.result_type(*(t.dtype for t in types))).dtype)
     x_wins = b.logical_or(beats(x, y), b.not_equal(x, x))
     tie = b.cast(b.equal(x, y), dtype=real)
     wx = b.add(b.cast(x_wins, dtype=real), b.mul(tie, b.const(0.5)))
@@ -424,10 +424,20 @@ def _is_inexact(dtype) -> bool:
 def _cast_infer(t, dtype):
     """``t`` as ``dtype``; a Python complex has no real value (``np.asarray(1j, float)``
     is Python's TypeError, where a complex array drops its imaginary part)."""
-    if t.weak and t.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        raise TypeError(f"a Python complex cannot be cast to {np.dtype(dtype)}: "
-                        "float() argument must be a string or a real number, not 'complex'")
+    if t.weak and t.dtype.kind == "c" and np.dtype(dtype).kind in "fiu":
+        raise TypeError(f"a Python complex cannot be cast to {np.dtype(dtype)}: it has no "
+                        "real value (np.real(z) is its real part)")
     return t.with_dtype(dtype)
+
+
+def _cast_jvp(b, t, dtype):
+    """The tangent cast alike; to a real dtype, a complex tangent's real part (as NumPy's
+    cast, without its ComplexWarning)."""
+    if t is None or not _is_inexact(dtype):
+        return None
+    if b.type_of(t).dtype.kind == "c" and np.dtype(dtype).kind == "f":
+        t = b.real(t)
+    return b.cast(t, dtype=dtype)
 
 
 _CAST_RULES = dict(
@@ -440,15 +450,6 @@ _CAST_RULES = dict(
     jvp=lambda b, t, out, x, *, dtype: _cast_jvp(b, t[0], dtype),
 )
 
-
-def _cast_jvp(b, t, dtype):
-    """The tangent cast alike; to a real dtype, a complex tangent's real part (as NumPy's
-    cast, without its ComplexWarning)."""
-    if t is None or not _is_inexact(dtype):
-        return None
-    if b.type_of(t).dtype.kind == "c" and np.dtype(dtype).kind == "f":
-        t = b.real(t)
-    return b.cast(t, dtype=dtype)
 # np.asarray returns its input when the dtype already matches; another dtype is a copy
 primitive("cast", emit="np.asarray({0}, dtype={dtype})", **_CAST_RULES,
           # float64 targets: finite differences cannot see through a float32 rounding
