@@ -149,16 +149,22 @@ def in_place_result(b, op_type, target, result):
     """What ``target op= v`` leaves in the array ``target``: NumPy computes ``result``
     and casts it into ``target``'s dtype (``same_kind``); the shape cannot grow."""
     t, r = b.type_of(target), b.type_of(result)
-    name = BINARY[op_type][0]
     if r.shape != t.shape:
         raise ValueError(f"non-broadcastable output operand with shape {t.shape} doesn't "
                          f"match the broadcast shape {r.shape}")
     if r.dtype != t.dtype:
-        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
-            raise TypeError(f"Cannot cast ufunc {name!r} output from {r.dtype!r} to "
-                            f"{t.dtype!r} with casting rule 'same_kind'")
+        check_same_kind(b, op_type, target, result)
         result = b.emit("cast", result, dtype=t.dtype)
     return result
+
+
+def check_same_kind(b, op_type, target, result) -> None:
+    """``target op= v`` on an array casts the result into it by ``same_kind``: complex
+    into real is NumPy's TypeError (``buf[:2] += z``)."""
+    t, r = b.type_of(target), b.type_of(result)
+    if not np.can_cast(r.dtype, t.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast ufunc {BINARY[op_type][0]!r} output from {r.dtype!r} "
+                        f"to {t.dtype!r} with casting rule 'same_kind'")
 
 
 def apply(b, py_fn, name: str, symbol: str, *operands):

@@ -318,6 +318,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         container, index = self.expr(target.value), self.expr(target.slice)
         current = self.subscript(container, index)
         value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
+        if self.is_array(current) and isinstance(value, Value):
+            operators.check_same_kind(self.b, type(node.op), current, value)
         self.store_item(target, container, index, value)
 
     def visit_Return(self, node):

@@ -191,9 +191,9 @@ for _type in (np.complex128, np.complex64):
 
 
 def _keeps_complex(op) -> bool:
-    """Complex inputs give a complex result: a cast to a real dtype, or complex values
-    written into a real array, drop the imaginary part (NumPy's ComplexWarning), which
-    ``np.real`` says explicitly."""
+    """Complex inputs give a complex result: ``float(z)``, ``np.float64(z)`` and complex
+    values added into a real array (NumPy's UFuncTypeError for an array) are refused;
+    ``np.real`` says what is meant."""
     return op.result.type.dtype.kind == "c" or not any(
         getattr(v.type, "dtype", None) is not None and v.type.dtype.kind == "c"
         for v in op.inputs)
@@ -226,6 +226,15 @@ COMPLEX: dict = dict.fromkeys((
     # NumPy's complex semantics: |x - mean|, lexicographic order, z / |z|
     "std", "max", "min", "argsort", "argmax", "argmin", "complex_sign",
     "pycomplex",
-), True) | dict.fromkeys(("cast", "npscalar", "pyfloat", "index_add", "index_sub", "index_set",
-                        "scatter_add"), _keeps_complex) | {
+    # lexicographic order (ops/elementwise.py), NumPy's median of complex values (its
+    # lexicographic middle), rounding of both parts (no derivative)
+    "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "median",
+    "quantile_weights",
+    "round", "rint",
+    # a cast to a real dtype, or complex values written into a real array (a Python
+    # complex there is a TypeError, ops/indexing.py), drop the imaginary part (NumPy's
+    # ComplexWarning): ``real``
+    "cast", "astype", "index_set",
+), True) | dict.fromkeys(("npscalar", "pyfloat", "index_add", "index_sub", "scatter_add"),
+                        _keeps_complex) | {
     "gap_divide": lambda op: op.inputs[1].type.dtype.kind != "c"}

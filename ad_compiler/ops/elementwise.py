@@ -261,12 +261,28 @@ primitive("abs", emit="np.abs({0})", infer=elementwise("abs"), family=F,
 
 def _max_weights(b, x, y):
     """How much of max(x, y)'s derivative goes to x and to y: 1/0, 0/1, or 1/2 each at a tie."""
+    if b.type_of(x).dtype.kind == "c" or b.type_of(y).dtype.kind == "c":
+        return _complex_weights(b, x, y, b.greater)
     half = b.const(0.5)
     half_sign = b.mul(b.sign(b.sub(x, y)), half)
     return b.add(half, half_sign), b.sub(half, half_sign)
 
 
+def _complex_weights(b, x, y, beats):
+    """NumPy's maximum (``beats``: greater) or minimum (less) of complex values:
+    lexicographic (real parts, then imaginary parts), a NaN operand wins (the first
+    when both are NaN); real weights (float32 for complex64)."""
+    types = [t for t in (b.type_of(x), b.type_of(y)) if not t.weak] or [b.type_of(x)]
+    real = np.dtype(np.finfo(np.result_type(*(t.dtype for t in types))).dtype)
+    x_wins = b.logical_or(beats(x, y), b.not_equal(x, x))
+    tie = b.cast(b.equal(x, y), dtype=real)
+    wx = b.add(b.cast(x_wins, dtype=real), b.mul(tie, b.const(0.5)))
+    return wx, b.sub(b.const(1.0), wx)
+
+
 def _min_weights(b, x, y):
+    if b.type_of(x).dtype.kind == "c" or b.type_of(y).dtype.kind == "c":
+        return _complex_weights(b, x, y, b.less)
     wx, wy = _max_weights(b, x, y)
     return wy, wx
 
@@ -405,15 +421,35 @@ def _is_inexact(dtype) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
+def _cast_infer(t, dtype):
+    """``t`` as ``dtype``; a Python complex has no real value (``np.asarray(1j, float)``
+    is Python's TypeError, where a complex array drops its imaginary part)."""
+    if t.weak and t.dtype.kind == "c" and np.dtype(dtype).kind in "fiu":
+        raise TypeError(f"a Python complex cannot be cast to {np.dtype(dtype)}: it has no "
+                        "real value (np.real(z) is its real part)")
+    return t.with_dtype(dtype)
+
+
+def _cast_jvp(b, t, dtype):
+    """The tangent cast alike; to a real dtype, a complex tangent's real part (as NumPy's
+    cast, without its ComplexWarning)."""
+    if t is None or not _is_inexact(dtype):
+        return None
+    if b.type_of(t).dtype.kind == "c" and np.dtype(dtype).kind == "f":
+        t = b.real(t)
+    return b.cast(t, dtype=dtype)
+
+
 _CAST_RULES = dict(
     view=lambda op: op.inputs[0].type.dtype == op.result.type.dtype,
     family=F,
-    infer=lambda t, *, dtype: t.with_dtype(dtype),
+    infer=lambda t, *, dtype: _cast_infer(t, dtype),
     # a cast to an integer or bool dtype (int(v), astype(int)) is a step function:
     # no gradient flows through it
     vjp=lambda b, ct, out, x, *, dtype: (b.fit(ct, x) if _is_inexact(dtype) else None,),
-    jvp=lambda b, t, out, x, *, dtype: b.cast(t[0], dtype=dtype) if _is_inexact(dtype) else None,
+    jvp=lambda b, t, out, x, *, dtype: _cast_jvp(b, t[0], dtype),
 )
+
 # np.asarray returns its input when the dtype already matches; another dtype is a copy
 primitive("cast", emit="np.asarray({0}, dtype={dtype})", **_CAST_RULES,
           # float64 targets: finite differences cannot see through a float32 rounding

@@ -451,7 +451,19 @@ def _set_jvp(b, t, out, x, v, *dyn, index):
     if t[0] is None and t[1] is None:
         return None
     base = b.zeros(out) if t[0] is None else expand_like(b, t[0], out)
-    return b.index_set(base, b.const(0) if t[1] is None else t[1], *dyn, index=index)
+    tv = b.const(0) if t[1] is None else t[1]
+    if b.type_of(tv).dtype.kind == "c" and b.type_of(out).dtype.kind != "c":
+        tv = b.real(tv)  # complex values written into a real array: their real part
+    return b.index_set(base, tv, *dyn, index=index)
+
+
+def _set_infer(t: AType, v: AType, *dyn: AType, index) -> AType:
+    """As NumPy: a complex array written into a real one drops its imaginary part (a
+    ComplexWarning), a Python complex is a TypeError."""
+    if isinstance(v, AType) and v.weak and v.dtype.kind == "c" and t.dtype.kind != "c":
+        raise TypeError("a Python complex cannot be written into a real array: float() "
+                        "argument must be a string or a real number, not 'complex'")
+    return _update_infer(t, v, *dyn, index=index)
 
 
 BASIC_UPDATE_EXAMPLES = [
@@ -525,7 +537,7 @@ primitive(
 
 primitive(
     "index_set", dynamic="native", emit=_update_emit("index_set"), impl=_update_impl(rt.index_set),
-    infer=_update_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
+    infer=_set_infer, family=F, vjp=_set_vjp, jvp=_set_jvp,
     inplace={0: INPLACE_FORMS["index_set"]},
     examples=BASIC_UPDATE_EXAMPLES + ADVANCED_UPDATE_EXAMPLES,
     batch=index_update("index_set"),
