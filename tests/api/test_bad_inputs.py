@@ -106,13 +106,13 @@ def test_refused_input_is_refused_at_vjp_not_later():
 
 def test_complex_value_without_a_complex_rule_is_a_located_type_error():
     err = _raises(TypeError, lambda: grad(rotates)(np.ones(2)),
-                  "maximum of a complex value (c128[2]) has no complex derivative rule", "hint:")
-    assert err.loc.file == __file__ and err.loc.line == line_of(rotates, "np.maximum")
+                  "sinc of a complex value (c128[2]) has no complex derivative rule", "hint:")
+    assert err.loc.file == __file__ and err.loc.line == line_of(rotates, "np.sinc")
 
 
 def rotates(x):
     z = x * 1j
-    return np.abs(np.sum(np.maximum(z, 0.0)))
+    return np.abs(np.sum(np.sinc(z)))
 
 
 class ComplexWeight(nn.Cell):
