@@ -47,6 +47,7 @@ import numpy as np
 import ad_compiler as ms
 from ad_compiler.errors import AdCompilerError, GradCheckError, IRError
 
+from .generator import BOUND
 from .program import Program, finite, fresh, leaves, literal, load_module, run_plain
 
 OUTCOMES = ("ok", "wrong value", "wrong gradient", "wrong dtype", "wrong jvp",
@@ -310,6 +311,11 @@ def check_second_input(fn, vg, args2) -> bool:
     value, grads = vg(*fresh(args2))
     grads = grads if len(args2) > 1 else (grads,)
     compare_value(expected, value, np.float64, path="value at the second input (cached)")
+    if not finite(expected, BOUND):
+        # beyond the magnitudes the generator keeps the first input's values in, a step
+        # function (np.round of a value grown to 1e6) has steps far finer than the
+        # differences' step and looks smooth to both: the gradient is not judged there
+        return True
     return compare_grads(fn, args2, grads, what="gradient at the second input (cached)")
 
 
