@@ -454,6 +454,17 @@ def _render_primitives(results) -> list[str]:
     return lines
 
 
+def environment() -> str:
+    """What the outcomes depend on: Dask's version, and whether SciPy is installed (Dask's
+    ``inv``/``solve`` use SciPy's LU when it is)."""
+    import dask
+    try:
+        import scipy  # noqa: F401
+    except ImportError:
+        return dask.__version__
+    return f"{dask.__version__}, with scipy"
+
+
 def render(results) -> str:
     import dask
     prims = [c for c in results if c.section == PRIMITIVES]
@@ -467,7 +478,7 @@ def render(results) -> str:
              "tests/backends/test_dask_sweep.py fails when it is out of date -->", "",
              f"Every function of [primitives.md](primitives.md) that takes an array, called "
              f"with the catalog's sample arguments, the float arrays as Dask arrays of two "
-             f"chunks along the first axis (dask {dask.__version__}): "
+             f"chunks along the first axis (dask {environment()}): "
              f"**{len(lazy)} give lazy gradients** equal to NumPy's, built without computing; "
              f"**{len(errors)} are a located `GradRuntimeError`** naming the dask backend and "
              f"your line; {len(other)} compute on the client or differ.", ""]
