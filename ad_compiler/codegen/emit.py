@@ -56,7 +56,7 @@ from ..ad import rules
 from ..errors import IRError
 from ..ir.names import Namespace
 from ..passes.reuse import same_quantity
-from . import coalesce, constants, module, tapes
+from . import constants, module, tapes
 from .unparse import expression, placeholders, statement, unparse
 
 #: an augmented-assignment in-place form (``{0} += {1}``)
@@ -108,8 +108,10 @@ class EmitContext:
         self._releases = tapes.releases(fn)  # tapes deleted after their last reader
         self._unread = _unread_effects(fn)
         self._inline = constants.plan(fn)  # constants, read where used
-        # values a loop or branch hands on share one name (codegen/coalesce.py)
-        self._groups = coalesce.plan(fn, self._named_otherwise(), self._buffer_of())
+        # values a loop or branch hands on could share one name (codegen/coalesce.py), but
+        # its plan shared a name between values that are both live (wrong gradients, fuzz
+        # seeds 202982, 203977, 204054): off until that is fixed, every value is named apart
+        self._groups: dict = {}
         self._group_names: dict = {}
         self._name_block(fn.body)
         # after the values, so a local named like the function keeps its name;

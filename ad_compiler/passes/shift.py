@@ -258,6 +258,8 @@ def _mul_div(op, ins, delta):
 def _reduce(op, ins, delta):
     kind, a = ins[0]
     t = op.inputs[0].type
+    if t.ndim == 0:  # a 0-d reduction (np.sum(x, axis=0) of a 0-d x): no proof attempted
+        return _UNKNOWN
     axis = op.params.get("axis")
     axes = set(range(t.ndim)) if axis is None else {
         ax % t.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))}
@@ -278,6 +280,8 @@ def _normalized(op, ins, delta):
     kind, _ = ins[0]
     want = MUL if op.prim == "normalize" else ADD
     t = op.inputs[0].type
+    if t.ndim == 0:  # a 0-d reduction (np.sum(x, axis=0) of a 0-d x): no proof attempted
+        return _UNKNOWN
     axis = op.params.get("axis")
     axes = set(range(t.ndim)) if axis is None else {
         ax % t.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))}

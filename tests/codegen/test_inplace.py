@@ -111,7 +111,7 @@ def _accumulating_loop(ir, stack_it: bool):
 
 def test_a_carried_accumulator_is_updated_in_place(ir):
     fn = _accumulating_loop(ir, stack_it=False)
-    assert "        acc += sin_x\n" in to_source(fn)[0]   # no new array per iteration
+    assert "        acc_2 += sin_x\n" in to_source(fn)[0]   # no new array per iteration
     ir.check(fn, np.array([0.1, 0.2, 0.3]))
 
 

@@ -150,9 +150,10 @@ def test_the_printed_corpus_reads_no_undefined_name_and_has_few_dead_copies():
     assert found["undefined names"] == {}
     # left: swaps (u, v = v, u), loops inside branches started from a value the other
     # branch reads, values handed on in a nested loop's break machinery
-    # what is left: the flags of loops with break/continue (printed as flag machinery
-    # still), swaps, and loops in branches; the target is 0
-    assert sum(len(f) for f in found["dead copies"].values()) <= 17, found["dead copies"]
+    # coalescing (codegen/coalesce.py) is off: its plan shared a name between two live
+    # values (wrong gradients, fuzz seeds 202982, 203977, 204054), so the copies between a
+    # loop's versions of a variable are written again; the target is 0
+    assert sum(len(f) for f in found["dead copies"].values()) <= 450, found["dead copies"]
 
 
 def test_the_measures_find_what_they_count():

@@ -431,19 +431,23 @@ import numpy as np
 
 def loop_and_branch(x, w):
     # test_loops.py:{line}: for t in range(4):
-    h = x
+    h_1 = x
     for t in range(4):
         # test_loops.py:{z}: z = w @ h
-        z = w @ h
+        z = w @ h_1
         # test_loops.py:{cond}: if np.sum(z) > 0:
         sum_z = z.sum(axis=None, keepdims=False)
         greater_sum_z = sum_z > 0
         if greater_sum_z:
             # test_loops.py:{then}: h = np.tanh(z)
-            h = np.tanh(z)
+            h_3 = np.tanh(z)
+            h_2 = h_3
         else:
             # test_loops.py:{other}: h = -z
-            h = -z
+            h_4 = -z
+            h_2 = h_4
+        h_1 = h_2
+    h = h_1
     return (h,)
 """
 
