@@ -59,3 +59,19 @@ def test_quick_fuzz(chunk):
             if outcome.failed:
                 failures.append(report(program, outcome))
     assert not failures, "\n\n".join(failures)
+
+
+#: seeds of the long mode (every feature) that found a defect, fixed since: the coalesced
+#: loop names that gave two live values one name (202982, 203977, 204054), the shift proof
+#: on a 0-d reduction (204709), and the oracle's judging of a rounded value grown to 1e6
+#: (200947). A seed's program follows the recipe set, so these guard the code of today.
+FOUND_SEEDS = (200947, 202982, 203977, 204054, 204709)
+
+
+@pytest.mark.parametrize("seed", FOUND_SEEDS)
+def test_seeds_the_long_mode_found(seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = generate(seed)
+        outcome = check(program, higher=False)
+    assert not outcome.failed, report(program, outcome)
