@@ -476,4 +476,3 @@ def test_the_fuzz_oracle_flags_a_number_or_another_exception_where_python_raises
     for vg in (returns, raises_other):
         with pytest.raises(Failure):
             check_same_exception(vg, (), raised, "at the second input")
-
