@@ -306,7 +306,9 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         target = node.target
         if isinstance(target, gast.Name):
             current = self.eval_Name(target)
-            value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
+            operand = self.expr(node.value)
+            self._check_static_update(current, operand, node)
+            value = operators.binary(self.b, type(node.op), current, operand, True)
             if self.is_array(current) and isinstance(value, Value):
                 # ``y += v`` on an array writes into it: every name of ``y`` sees it
                 value = operators.in_place_result(self.b, type(node.op), current, value)
@@ -317,10 +319,23 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
             return
         container, index = self.expr(target.value), self.expr(target.slice)
         current = self.subscript(container, index)
-        value = operators.binary(self.b, type(node.op), current, self.expr(node.value), True)
+        operand = self.expr(node.value)
+        self._check_static_update(current, operand, node)
+        value = operators.binary(self.b, type(node.op), current, operand, True)
         if self.is_array(current) and isinstance(value, Value):
             operators.check_same_kind(self.b, type(node.op), current, value)
         self.store_item(target, container, index, value)
+
+    def _check_static_update(self, current, operand, node) -> None:
+        """``a += v`` on an array known when compiling writes into it while the code is
+        lifted; inside a data-dependent branch or loop that write would happen whether
+        or not the branch runs (a silently wrong value), so it is refused there."""
+        if (self.depth and isinstance(current, np.ndarray) and not isinstance(operand, Value)):
+            raise UnsupportedOperationError(
+                "an in-place update of an array computed when compiling, inside a "
+                "data-dependent branch or loop: the compiler cannot make it conditional",
+                hint="write a new array instead (t = t * 0.5), or compute the array from "
+                     "the function's inputs")
 
     def visit_Return(self, node):
         if len(self.frames) == 1:

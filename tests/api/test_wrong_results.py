@@ -527,3 +527,39 @@ def test_a_run_time_write_into_a_constant_array_a_loop_reads_is_located():
             as info:
         ms.value_and_grad(loop_over_a_constant_array_written_with_an_input)(X3)
     assert info.value.loc is not None and "t /= np.sum(x)" in str(info.value)
+
+
+def halves_a_constant_in_a_branch(x):
+    t = np.array([0.9, 1.46]) * -0.42
+    if np.max(t) + 0.0 * np.sum(x) < -1.719:      # False: the branch does not run
+        t *= 0.5
+    return np.sum(t) + np.sum(x)
+
+
+def halves_a_constant_slice_in_a_branch(x):
+    t = np.array([0.9, 1.46]) * -0.42
+    if np.max(t) < -1.719:
+        t[:] *= 0.5
+    return np.sum(t) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [halves_a_constant_in_a_branch,
+                                halves_a_constant_slice_in_a_branch])
+def test_an_in_place_update_of_a_compile_time_array_in_a_branch_is_refused(fn):
+    """The update ran on the array while the branch was lifted, whether or not the branch
+    runs: the value was 1.5044 where Python gives 1.0088 (fuzz seeds 206146, 206213,
+    206215). It cannot be made conditional, so it is a located refusal."""
+    with pytest.raises(UnsupportedOperationError, match="in-place update of an array") as e:
+        ms.value_and_grad(fn)(np.ones(2))
+    assert e.value.loc.line == fn.__code__.co_firstlineno + 3
+
+
+def test_a_new_array_in_the_branch_is_right():
+    def fn(x):
+        t = np.array([0.9, 1.46]) * -0.42
+        if np.max(t) + 0.0 * np.sum(x) < -1.719:
+            t = t * 0.5
+        return np.sum(t) + np.sum(x)
+    value, g = ms.value_and_grad(fn)(np.ones(2))
+    assert value == fn(np.ones(2))
+    np.testing.assert_array_equal(g, np.ones(2))
