@@ -547,8 +547,8 @@ def halves_a_constant_slice_in_a_branch(x):
                                 halves_a_constant_slice_in_a_branch])
 def test_an_in_place_update_of_a_compile_time_array_in_a_branch_is_refused(fn):
     """The update ran on the array while the branch was lifted, whether or not the branch
-    runs: the value was 1.5044 where Python gives 1.0088 (fuzz seeds 206146, 206213,
-    206215). It cannot be made conditional, so it is a located refusal."""
+    runs: the value was 1.5044 where Python gives 1.0088 (fuzz seeds 206146, 206213).
+    It cannot be made conditional, so it is a located refusal."""
     with pytest.raises(UnsupportedOperationError, match="in-place update of an array") as e:
         ms.value_and_grad(fn)(np.ones(2))
     assert e.value.loc.line == fn.__code__.co_firstlineno + 3
