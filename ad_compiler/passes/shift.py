@@ -255,14 +255,22 @@ def _mul_div(op, ins, delta):
     return _UNKNOWN
 
 
+def _axes(op, t) -> set | None:
+    """The axes ``op`` reduces of its input of type ``t``; None for a 0-d input
+    (``np.sum(x, axis=0)`` of a 0-d x), where no proof is attempted."""
+    if t.ndim == 0:
+        return None
+    axis = op.params.get("axis")
+    return set(range(t.ndim)) if axis is None else {
+        ax % t.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))}
+
+
 def _reduce(op, ins, delta):
     kind, a = ins[0]
     t = op.inputs[0].type
-    if t.ndim == 0:  # a 0-d reduction (np.sum(x, axis=0) of a 0-d x): no proof attempted
+    axes = _axes(op, t)
+    if axes is None:
         return _UNKNOWN
-    axis = op.params.get("axis")
-    axes = set(range(t.ndim)) if axis is None else {
-        ax % t.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))}
     if not axes <= _constant_axes(t, delta):
         return _UNKNOWN
     if not op.params.get("keepdims") and int(np.prod(delta)) != 1:
@@ -280,11 +288,9 @@ def _normalized(op, ins, delta):
     kind, _ = ins[0]
     want = MUL if op.prim == "normalize" else ADD
     t = op.inputs[0].type
-    if t.ndim == 0:  # a 0-d reduction (np.sum(x, axis=0) of a 0-d x): no proof attempted
+    axes = _axes(op, t)
+    if axes is None:
         return _UNKNOWN
-    axis = op.params.get("axis")
-    axes = set(range(t.ndim)) if axis is None else {
-        ax % t.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))}
     return ZERO if kind == want and axes <= _constant_axes(t, delta) else _UNKNOWN
 
 
