@@ -331,11 +331,7 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         lifted; inside a data-dependent branch or loop that write would happen whether
         or not the branch runs (a silently wrong value), so it is refused there."""
         if (self.depth and isinstance(current, np.ndarray) and not isinstance(operand, Value)):
-            raise UnsupportedOperationError(
-                "an in-place update of an array computed when compiling, inside a "
-                "data-dependent branch or loop: the compiler cannot make it conditional",
-                hint="write a new array instead (t = t * 0.5), or compute the array from "
-                     "the function's inputs")
+            raise _static_write_in_region()
 
     def visit_Return(self, node):
         if len(self.frames) == 1:
@@ -459,6 +455,8 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
                 "'__setitem__' lowering, which is not declared",
                 hint="compute a new array instead (np.where(mask, new, x), np.concatenate)")
         if not isinstance(old, Value) and not holds_value(value) and not holds_value(index):
+            if self.depth:  # it would be written whether or not the branch runs
+                raise _static_write_in_region()
             from ..tensor import unwrap
             unwrap(old)[index] = value  # a static array written with static values
             return
@@ -468,6 +466,17 @@ class Lifter(FlowLifter, LoopLifter, BuiltinLifter, ExprLifter, CallLifter, Obje
         # every holder of the old array sees the update: its names, the lists and
         # dicts holding it, and the array it is a view of (``x[i][j] = v``)
         self.write(old, new)
+
+
+def _static_write_in_region() -> UnsupportedOperationError:
+    """A write of values known when compiling into an array known when compiling, inside
+    a data-dependent branch or loop: lifting the code would write it whether or not the
+    branch runs, so it is refused (fuzz seeds 206146, 206213, 223563)."""
+    return UnsupportedOperationError(
+        "an in-place update of an array computed when compiling, inside a data-dependent "
+        "branch or loop: the compiler cannot make it conditional",
+        hint="write a new array instead (t = t * 0.5, np.where(mask, new, t)), or compute "
+             "the array from the function's inputs")
 
 
 def _may_change(array) -> bool:

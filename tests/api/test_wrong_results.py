@@ -563,3 +563,17 @@ def test_a_new_array_in_the_branch_is_right():
     value, g = ms.value_and_grad(fn)(np.ones(2))
     assert value == fn(np.ones(2))
     np.testing.assert_array_equal(g, np.ones(2))
+
+
+def sets_a_constant_in_a_branch(x):
+    t = np.array([1.45, 0.11, -1.5]) * 1.28
+    if np.max(x) > 4.896:                          # False: the branch does not run
+        t[np.abs(t) < 0.99] = np.sin(t[np.abs(t) < 0.99]) * 0.47
+    return np.sum(t) + np.sum(x)
+
+
+def test_an_item_assignment_into_a_compile_time_array_in_a_branch_is_refused():
+    """Written while the branch was lifted, whether or not it runs (fuzz seed 223563)."""
+    with pytest.raises(UnsupportedOperationError, match="in-place update of an array") as e:
+        ms.value_and_grad(sets_a_constant_in_a_branch)(np.ones(2))
+    assert e.value.loc.line == sets_a_constant_in_a_branch.__code__.co_firstlineno + 3
