@@ -86,17 +86,7 @@ def _holds_products_of_sums(inputs, uses) -> bool:
 
 def _count(op, inputs, uses, expand) -> int:
     """The number of ops the reading ``expand`` of the tree under ``op`` takes apart."""
-    nodes: list = []
-
-    def walk(u):
-        if not _read_through(u, uses, expand) or any(same(u, n) for n in nodes):
-            return
-        nodes.append(u)
-        for w in u.producer.inputs:
-            walk(w)
-    for v in inputs:
-        walk(v)
-    return 1 + len(nodes)
+    return 1 + len(_read_nodes(inputs, uses, expand))
 
 
 def _ops(terms) -> int:
@@ -127,6 +117,11 @@ def _tree_cost(op, inputs, uses, expand) -> int:
     """The cost of the ops under ``op`` that the reading ``expand`` goes through (they
     die when it is rewritten; its inputs are already rebuilt, perhaps by other
     rules), each computation once (cse merges repeats)."""
+    return _cost(op.result) + sum(_cost(n) for n in _read_nodes(inputs, uses, expand))
+
+
+def _read_nodes(inputs, uses, expand) -> list:
+    """The values under ``inputs`` that the reading ``expand`` goes through, each once."""
     nodes: list = []
 
     def walk(u):
@@ -137,7 +132,7 @@ def _tree_cost(op, inputs, uses, expand) -> int:
             walk(w)
     for v in inputs:
         walk(v)
-    return _cost(op.result) + sum(_cost(n) for n in nodes)
+    return nodes
 
 
 def _read_through(v, uses, expand) -> bool:
